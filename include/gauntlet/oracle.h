@@ -1,0 +1,34 @@
+// fp64 CPU reference implementations ("oracles") of every op schema, in plain obviously-correct code.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "gauntlet/types.h"
+
+namespace gauntlet {
+
+// What an oracle returns. `outputs` are float64 for floating results (int64 for index
+// results), computed entirely in float64 from the kernel's exact inputs.
+// `scales[i]` (same shape as outputs[i], float64, may be undefined for elementwise ops)
+// is the per-element magnitude that the reduction tolerance multiplies:
+//   allowed_err = c * u_acc * sqrt(K) * scale   (see docs/tolerances.md)
+// For a plain sum it is sum|terms|; each oracle documents its own choice.
+struct OracleResult {
+  std::vector<at::Tensor> outputs;
+  std::vector<at::Tensor> scales;
+  std::string error;  // non-empty: the oracle refused these inputs (e.g. index out of range)
+  bool ok() const { return error.empty(); }
+};
+
+// Runs oracle `oracle_id` (the schema's "oracle" field). `inputs` are in the schema's order and
+// may be of any dtype: each oracle casts floating tensors to float64 (and index tensors to int64)
+// before any ATen call. Never throws: failures come back in `error`.
+OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tensor>& inputs,
+                        const AttrMap& attrs);
+
+// Every oracle id run_oracle knows, sorted.
+std::vector<std::string> oracle_ids();
+
+}  // namespace gauntlet

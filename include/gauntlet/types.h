@@ -1,0 +1,53 @@
+// Core value types shared by the parent, the worker and the builder: dtypes, attributes, verdicts.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace gauntlet {
+
+// The dtypes gauntlet knows. Codes are part of the wire format and replay files: never renumber.
+enum class DType : uint8_t {
+  Float32 = 0,
+  Float16 = 1,
+  BFloat16 = 2,
+  Float64 = 3,
+  Int64 = 4,
+  Int32 = 5,
+  Bool = 6,
+  Int8 = 7,
+  UInt8 = 8,
+};
+
+const char* dtype_name(DType d);                      // "float32", ...
+std::optional<DType> dtype_from_name(const std::string& name);
+int dtype_size(DType d);                              // bytes per element
+bool dtype_is_floating(DType d);
+
+// An op attribute value: int64, double or bool (the SPEC's attribute types).
+using AttrValue = std::variant<int64_t, double, bool>;
+using AttrMap = std::map<std::string, AttrValue>;
+std::string attr_to_string(const AttrValue& v);
+
+// Gate verdict vocabulary (SPEC: pass, fail, error, skip, harness-error).
+enum class Status { Pass, Fail, Error, Skip, HarnessError };
+const char* status_name(Status s);
+
+// Failure categories (SPEC, fixed names).
+enum class Category {
+  None,
+  BuildError,
+  LoadError,
+  RuntimeError,
+  Crash,
+  Timeout,
+  OutOfMemory,
+  WrongResult,
+  HarnessError,
+};
+const char* category_name(Category c);  // "" for None, else "build-error", ...
+
+}  // namespace gauntlet
