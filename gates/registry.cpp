@@ -1,0 +1,29 @@
+// The one explicit list of gates, in the SPEC's order: the twelve contract gates, then timing.
+#include "gauntlet/gate.h"
+
+namespace gauntlet {
+
+std::unique_ptr<Gate> make_contract_gate();
+std::unique_ptr<Gate> make_accuracy_gate();
+std::unique_ptr<Gate> make_pending_gate(const std::string& name);
+
+std::vector<std::string> gate_names() {
+  return {"contract",      "accuracy",     "special-values", "subnormals", "shapes",     "layouts", "determinism",
+          "statelessness", "accumulation", "memory",         "gradients",  "provenance", "timing"};
+}
+
+std::unique_ptr<Gate> make_gate(const std::string& name) {
+  if (name == "contract") return make_contract_gate();
+  if (name == "accuracy") return make_accuracy_gate();
+  for (const std::string& n : gate_names())
+    if (n == name) return make_pending_gate(name);
+  return nullptr;
+}
+
+std::vector<std::unique_ptr<Gate>> all_gates() {
+  std::vector<std::unique_ptr<Gate>> gates;
+  for (const std::string& n : gate_names()) gates.push_back(make_gate(n));
+  return gates;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,93 @@
+// A test case: reproducible recipes for every input tensor plus attributes; the unit of replay.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gauntlet/manifest.h"
+#include "gauntlet/schema.h"
+#include "gauntlet/types.h"
+#include "gauntlet/wire.h"
+
+namespace gauntlet {
+
+// Value distributions. Each element's value is a pure function of (seed, stream, index), so a
+// recipe regenerates the same bytes anywhere.
+enum class Distribution {
+  Normal,       // N(0,1)
+  Uniform,      // U(-1,1)
+  Small,        // N(0,1) * 1e-3
+  Large,        // N(0,1) * 1e3
+  OneSigned,    // |N(0,1)|
+  HeavyTailed,  // N(0,1) / max(U(0,1), 1e-3): Cauchy-like tails up to 1e3
+  Outliers,     // N(0,1), 1% of elements scaled by 1e3
+  Uniform01,    // U[0,1): the KernelBench-style check's inputs
+  Index,        // integers in [low, high)
+};
+const char* distribution_name(Distribution d);
+bool distribution_from_name(const std::string& n, Distribution* d);
+// The distributions the accuracy gate sweeps.
+std::vector<Distribution> accuracy_distributions();
+
+struct TensorRecipe {
+  std::string name;  // the schema input it feeds
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  Distribution distribution = Distribution::Normal;
+  int64_t low = 0, high = 0;  // Index: [low, high)
+  bool positive = false;      // value domain "positive"/"nonnegative": magnitude only
+  uint64_t seed = 0;
+  uint64_t stream = 0;
+};
+
+struct Case {
+  uint64_t index = 0;               // case index within its gate
+  std::string label;                // human summary, e.g. "float16 normal x=[7,1000] dim=-1"
+  std::map<std::string, int64_t> dims;
+  std::vector<TensorRecipe> tensors;  // in the schema's input order
+  AttrMap attrs;
+};
+
+// Builds the tensor a recipe describes (contiguous, on the CPU, of the recipe's dtype). Every
+// value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.
+at::Tensor materialize(const TensorRecipe& r);
+std::vector<at::Tensor> materialize_all(const Case& c);
+
+// The kernel call for a case: tensors then attributes in the schema's order.
+std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,
+                                 const AttrMap& attrs);
+
+// sha256 over dtype, shape and bytes of each tensor: the replay file's input digest.
+std::string inputs_digest(const std::vector<at::Tensor>& tensors);
+
+nlohmann::json case_to_json(const Case& c);
+bool case_from_json(const nlohmann::json& j, Case* c, std::string* error);
+
+// Chooses concrete cases from the schema's domain narrowed by the manifest.
+class CaseSpace {
+ public:
+  CaseSpace(const OpSchema& schema, const KernelManifest& manifest);
+  // dtypes the kernel is verified in (manifest's, else the schema's), in schema order.
+  const std::vector<DType>& dtypes() const { return dtypes_; }
+  // A valid typical case: `variant` rotates through shape alternatives, typical sizes and
+  // attribute choices. false when no valid combination exists (error says why).
+  bool typical_case(uint64_t variant, DType dtype, Distribution dist, uint64_t seed, Case* out,
+                    std::string* error) const;
+  // The first typical shape with default attributes (the KernelBench-style check's shape).
+  bool fixed_case(DType dtype, Distribution dist, uint64_t seed, Case* out, std::string* error) const;
+
+ private:
+  bool build(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
+             Distribution dist, uint64_t seed, Case* out, std::string* error) const;
+  std::vector<int64_t> sizes_for(const std::string& dim) const;
+
+  const OpSchema& schema_;
+  const KernelManifest& manifest_;
+  std::vector<DType> dtypes_;
+};
+
+}  // namespace gauntlet

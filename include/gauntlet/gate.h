@@ -1,0 +1,84 @@
+// The gate interface: each gate checks one property of a kernel, in its own sandboxed child.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gauntlet/case.h"
+#include "gauntlet/manifest.h"
+#include "gauntlet/oracle.h"
+#include "gauntlet/sandbox.h"
+#include "gauntlet/schema.h"
+#include "gauntlet/types.h"
+
+namespace gauntlet {
+
+struct GateVerdict {
+  std::string name;
+  Status status = Status::Pass;
+  Category category = Category::None;
+  std::string message;
+  std::string replay;          // path of the replay file (failures and errors)
+  int cases = 0;               // cases judged
+  double seconds = 0;
+  nlohmann::json evidence = nlohmann::json::object();
+};
+
+// Everything a gate may use. The gate opens its own child with open_session().
+struct GateContext {
+  const OpSchema& schema;
+  const KernelManifest& manifest;
+  const CaseSpace& space;
+  Launcher& launcher;
+  std::string so_path;
+  std::string kernel_hash;     // sha256 of the kernel source
+  std::string schema_hash;     // sha256 of the schema file
+  uint64_t master_seed = 0;
+  int budget = 1;              // case-budget multiplier (--budget)
+  std::string replay_dir;      // where failing cases are written
+  std::string sandbox_note;    // filled by open_session: isolation actually achieved
+
+  uint64_t case_seed(const std::string& gate, uint64_t case_index) const;
+};
+
+// The result of one case run in a child, with the oracle's answer beside it.
+struct CaseRun {
+  Case c;
+  std::vector<at::Tensor> inputs;
+  OracleResult oracle;
+  Outcome outcome;             // outcome.kind == Ok: outcome.reply.calls[0] holds the outputs
+};
+
+class Gate {
+ public:
+  virtual ~Gate() = default;
+  virtual std::string name() const = 0;
+  virtual GateVerdict run(GateContext& ctx) = 0;
+  // Re-checks one stored case (replay). Gates without per-case checks return harness-error.
+  virtual GateVerdict check_one(GateContext& ctx, const Case& c);
+};
+
+// The twelve gates and timing, in the SPEC's order (gates/registry.cpp: the one explicit list).
+std::vector<std::unique_ptr<Gate>> all_gates();
+std::vector<std::string> gate_names();
+std::unique_ptr<Gate> make_gate(const std::string& name);
+
+// --- helpers shared by gates (src/parent/gate_support.cpp) ---
+
+// A fresh child with the kernel loaded, or a verdict explaining why not (load-error, ...).
+std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed);
+// Materializes the case, runs the oracle and the kernel once (`repeat` calls).
+CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat = 1);
+// A verdict for a kernel outcome that is not Ok (error with its category, or harness-error).
+GateVerdict verdict_from_outcome(const std::string& gate, const CaseRun& run);
+// Writes the replay file for a failing case and returns its path ("" if it could not be written).
+std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v);
+// The expected dtype of output `i` for a case (schema rule "same:x" or a dtype name).
+DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c);
+// Terms per output element for the reduction tolerance (1 when the op is elementwise).
+int64_t reduction_terms(const OpSchema& schema, const Case& c);
+Status status_for(Outcome::Kind kind);
+
+}  // namespace gauntlet

@@ -1,0 +1,36 @@
+// Kernel manifests (kernel.json) and their command-line equivalent: a source tied to its contract.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gauntlet/types.h"
+
+namespace gauntlet {
+
+struct DimLimit {
+  std::optional<int64_t> min, max;
+};
+
+struct KernelManifest {
+  std::string op;
+  std::string source;              // resolved path (relative to the manifest's folder)
+  std::string entry = "forward";
+  std::string backward_entry;      // optional (gradients gate)
+  std::string device = "cpu";
+  std::vector<DType> dtypes;       // empty: the schema's whole domain
+  AttrMap attrs;                   // fixed attribute values the kernel supports
+  std::map<std::string, DimLimit> shapes;  // narrower dim limits
+  std::string manifest_path;       // empty when built from flags
+  nlohmann::json expect;           // the corpus' self-test record (optional)
+};
+
+// Loads a manifest. On failure returns nullopt with a one-line *error naming the file and field.
+std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error);
+// Parses "k=v" attribute flags: v as bool (true/false), int, or double.
+bool parse_attr_flag(const std::string& kv, std::string* key, AttrValue* value, std::string* error);
+
+}  // namespace gauntlet

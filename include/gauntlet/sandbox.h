@@ -1,0 +1,106 @@
+// Parent side of the sandbox: starts worker children (through a zygote or fork+exec) and talks to them.
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "gauntlet/sandbox_policy.h"
+#include "gauntlet/types.h"
+#include "gauntlet/wire.h"
+
+#pragma once
+
+namespace gauntlet {
+
+struct SandboxOptions {
+  int timeout_seconds = 60;                        // wall clock per gate process (--timeout)
+  int64_t memory_limit_bytes = int64_t(4) << 30;   // host memory per gate process (--memory-limit)
+  bool use_zygote = true;      // fork children from a zygote that loaded LibTorch once
+  bool namespaces = true;      // ask for user/net/mount/pid/ipc namespaces
+  bool seccomp = true;
+  std::string worker_path;     // default: $GAUNTLET_WORKER, else gauntlet-worker beside this binary
+};
+
+// What happened to one request sent to a worker child.
+struct Outcome {
+  enum class Kind {
+    Ok,              // the call returned outputs
+    KernelError,     // the kernel threw (runtime-error) or reported bad arguments
+    OutOfMemory,
+    Died,            // crashed, exited, or broke the protocol (crash)
+    TimedOut,
+    LoadFailed,      // load-error
+    HarnessError,
+  } kind = Kind::Ok;
+  Category category = Category::None;
+  std::string message;
+  wire::CaseReply reply;  // valid when kind == Ok
+};
+
+class WorkerSession;
+
+// Starts worker children. One per verify or per audit slot; owns the zygote.
+class Launcher {
+ public:
+  explicit Launcher(SandboxOptions options);
+  ~Launcher();
+  Launcher(const Launcher&) = delete;
+  Launcher& operator=(const Launcher&) = delete;
+
+  // A fresh child (one per gate). nullptr and *error when it cannot be started (harness error).
+  std::unique_ptr<WorkerSession> spawn(std::string* error);
+
+  const SandboxOptions& options() const { return options_; }
+  // "zygote" or "fork+exec", plus the namespaces the last child got and why others are missing.
+  std::string isolation_note() const { return note_; }
+
+ private:
+  friend class WorkerSession;
+  bool start_zygote(std::string* error);
+  std::unique_ptr<WorkerSession> spawn_via_zygote(std::string* error);
+  std::unique_ptr<WorkerSession> spawn_via_exec(std::string* error);
+
+  SandboxOptions options_;
+  std::string worker_path_;
+  pid_t zygote_pid_ = -1;
+  int zygote_sock_ = -1;
+  bool zygote_failed_ = false;
+  uint32_t wanted_ns_ = 0;
+  std::string note_;
+};
+
+// One sandboxed child: load a kernel, then send it cases. Its deadline covers its whole life.
+class WorkerSession {
+ public:
+  ~WorkerSession();
+  Outcome load(const std::string& so_path, const std::string& entry, uint8_t poison_byte = 0xA5,
+               int threads = 1);
+  Outcome call(const wire::CaseRequest& request);
+  std::string signature() const { return signature_; }
+  std::string sandbox_notes() const { return notes_; }
+  pid_t pid() const { return pid_; }
+  // Ends the child politely (Bye), or kills it when it does not leave in time.
+  void finish();
+
+ private:
+  friend class Launcher;
+  WorkerSession() = default;
+  Outcome fail_from_child(wire::ReadStatus status, const std::string& why);
+  void kill_now();
+  int wait_status(bool* exited);
+
+  pid_t pid_ = -1;
+  bool pid_ns_ = false;
+  int req_fd_ = -1, rep_fd_ = -1, capture_fd_ = -1, status_fd_ = -1;
+  int64_t deadline_ms_ = 0;
+  int timeout_seconds_ = 0;
+  bool finished_ = false;
+  std::string signature_, notes_;
+};
+
+// Reads the tail of a child's captured stdout/stderr (for evidence in messages).
+std::string read_capture_tail(int fd, size_t max_bytes);
+// "4G", "512M", "1024K", "123" -> bytes; nullopt-like -1 on a malformed size.
+int64_t parse_size(const std::string& text);
+
+}  // namespace gauntlet

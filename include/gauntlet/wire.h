@@ -1,0 +1,140 @@
+// Wire format between the parent and the sandboxed worker: checked frames over pipes, tensors as raw bytes.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gauntlet/types.h"
+
+namespace gauntlet::wire {
+
+// Frame: magic, type, payload length, payload, checksum of the payload. A child that writes
+// garbage onto its reply channel fails the magic or checksum test: a protocol violation.
+constexpr uint32_t kMagic = 0x31544E47;  // "GNT1"
+constexpr uint64_t kMaxFrameBytes = uint64_t(8) << 30;
+
+enum class FrameType : uint32_t {
+  Load = 1,        // parent -> worker: LoadRequest
+  LoadReply = 2,   // worker -> parent: LoadReply
+  Case = 3,        // parent -> worker: CaseRequest
+  CaseReply = 4,   // worker -> parent: CaseReply
+  Violation = 5,   // worker -> parent: the seccomp filter trapped a forbidden system call
+  Bye = 6,         // parent -> worker: exit cleanly
+};
+
+struct Frame {
+  FrameType type;
+  std::string payload;
+};
+
+// Little-endian builder / parser. Reader methods return false once the payload is exhausted or
+// malformed (sticky), so a truncated message is detected instead of read past.
+class Writer {
+ public:
+  void u8(uint8_t v) { bytes_.push_back(char(v)); }
+  void u32(uint32_t v);
+  void u64(uint64_t v);
+  void i64(int64_t v) { u64(uint64_t(v)); }
+  void f64(double v);
+  void str(const std::string& s);
+  void raw(const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); }
+  std::string& bytes() { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  bool u8(uint8_t* v);
+  bool u32(uint32_t* v);
+  bool u64(uint64_t* v);
+  bool i64(int64_t* v);
+  bool f64(double* v);
+  bool str(std::string* s, size_t max_len = size_t(1) << 20);
+  bool raw(void* dst, size_t n);
+  bool ok() const { return ok_; }
+  bool at_end() const { return pos_ == bytes_.size(); }
+
+ private:
+  bool need(size_t n);
+  const std::string& bytes_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+// Frame IO on file descriptors. write_frame retries on EINTR; read_frame waits until
+// `deadline_ms` (CLOCK_MONOTONIC milliseconds, <0: forever) and reports why it failed.
+enum class ReadStatus { Ok, Eof, Timeout, Garbage, IoError };
+bool write_frame(int fd, FrameType type, const std::string& payload);
+ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why);
+int64_t now_ms();
+
+// A tensor on the wire: dtype, sizes, strides and storage offset, and the bytes of its whole
+// storage, so the worker rebuilds exactly the view the parent made (non-contiguous layouts too).
+void put_tensor(Writer& w, const at::Tensor& t);
+bool get_tensor(Reader& r, at::Tensor* out, std::string* why);
+std::optional<at::ScalarType> to_scalar_type(DType d);
+std::optional<DType> from_scalar_type(at::ScalarType s);
+
+// Kernel call arguments: tensors or attributes, in the schema's order.
+struct Arg {
+  enum class Kind : uint8_t { Tensor = 0, Int = 1, Double = 2, Bool = 3 } kind = Kind::Tensor;
+  at::Tensor tensor;
+  int64_t i = 0;
+  double d = 0;
+  bool b = false;
+};
+
+struct LoadRequest {
+  std::string so_path;
+  std::string entry;         // entry function name
+  uint8_t poison_byte = 0xA5;  // fresh allocations are filled with this (unwritten output detection)
+  int intra_op_threads = 1;
+};
+struct LoadReply {
+  bool ok = false;
+  std::string error;         // load-error message
+  std::string signature;     // the entry's deduced signature
+  std::string sandbox_notes; // which isolation layers are active in this child
+};
+
+struct CaseRequest {
+  uint64_t case_id = 0;
+  std::vector<Arg> args;
+  uint32_t repeat = 1;       // call the entry this many times; every output is returned
+};
+
+// One call's outputs. alias_input[i] >= 0: output i shares storage with that input;
+// alias_output[i] >= 0: with that earlier output.
+struct CallOutputs {
+  std::vector<at::Tensor> outputs;     // contiguous CPU copies
+  std::vector<std::string> devices;    // device of each output as the kernel returned it
+  std::vector<int32_t> alias_input;
+  std::vector<int32_t> alias_output;
+  std::vector<bool> output_contiguous; // as returned
+};
+
+struct CaseReply {
+  uint64_t case_id = 0;
+  int32_t code = 0;          // KernelCallCode
+  std::string message;
+  std::vector<CallOutputs> calls;  // one per repeat
+  bool inputs_unchanged = true;    // every input's storage bytes equal before and after the calls
+  double kernel_seconds = 0;       // wall time inside the entry, summed over repeats
+};
+
+std::string encode(const LoadRequest& m);
+std::string encode(const LoadReply& m);
+std::string encode(const CaseRequest& m);
+std::string encode(const CaseReply& m);
+bool decode(const std::string& bytes, LoadRequest* m, std::string* why);
+bool decode(const std::string& bytes, LoadReply* m, std::string* why);
+bool decode(const std::string& bytes, CaseRequest* m, std::string* why);
+bool decode(const std::string& bytes, CaseReply* m, std::string* why);
+
+}  // namespace gauntlet::wire

@@ -1,0 +1,431 @@
+// Frame IO and message (de)serialization for the parent/worker protocol.
+#include "gauntlet/wire.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace gauntlet::wire {
+
+void Writer::u32(uint32_t v) {
+  for (int i = 0; i < 4; ++i) u8(uint8_t(v >> (8 * i)));
+}
+void Writer::u64(uint64_t v) {
+  for (int i = 0; i < 8; ++i) u8(uint8_t(v >> (8 * i)));
+}
+void Writer::f64(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, 8);
+  u64(b);
+}
+void Writer::str(const std::string& s) {
+  u32(uint32_t(s.size()));
+  bytes_.append(s);
+}
+
+bool Reader::need(size_t n) {
+  if (!ok_ || bytes_.size() - pos_ < n) ok_ = false;
+  return ok_;
+}
+bool Reader::u8(uint8_t* v) {
+  if (!need(1)) return false;
+  *v = uint8_t(bytes_[pos_++]);
+  return true;
+}
+bool Reader::u32(uint32_t* v) {
+  if (!need(4)) return false;
+  uint32_t x = 0;
+  for (int i = 0; i < 4; ++i) x |= uint32_t(uint8_t(bytes_[pos_ + i])) << (8 * i);
+  pos_ += 4;
+  *v = x;
+  return true;
+}
+bool Reader::u64(uint64_t* v) {
+  if (!need(8)) return false;
+  uint64_t x = 0;
+  for (int i = 0; i < 8; ++i) x |= uint64_t(uint8_t(bytes_[pos_ + i])) << (8 * i);
+  pos_ += 8;
+  *v = x;
+  return true;
+}
+bool Reader::i64(int64_t* v) {
+  uint64_t x;
+  if (!u64(&x)) return false;
+  *v = int64_t(x);
+  return true;
+}
+bool Reader::f64(double* v) {
+  uint64_t x;
+  if (!u64(&x)) return false;
+  std::memcpy(v, &x, 8);
+  return true;
+}
+bool Reader::str(std::string* s, size_t max_len) {
+  uint32_t n;
+  if (!u32(&n)) return false;
+  if (n > max_len || !need(n)) return ok_ = false;
+  s->assign(bytes_, pos_, n);
+  pos_ += n;
+  return true;
+}
+bool Reader::raw(void* dst, size_t n) {
+  if (!need(n)) return false;
+  std::memcpy(dst, bytes_.data() + pos_, n);
+  pos_ += n;
+  return true;
+}
+
+int64_t now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+namespace {
+
+// FNV-1a 64 over the payload: cheap, and enough to reject garbage (not an adversarial MAC;
+// the reply channel's only writer is the child, whose failures we only need to detect).
+uint64_t checksum(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t k = ::write(fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+// Reads exactly n bytes before the deadline.
+ReadStatus read_all(int fd, char* p, size_t n, int64_t deadline_ms, bool* got_any) {
+  while (n > 0) {
+    int wait = -1;
+    if (deadline_ms >= 0) {
+      int64_t left = deadline_ms - now_ms();
+      if (left <= 0) return ReadStatus::Timeout;
+      wait = int(left > 1000000 ? 1000000 : left);
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    int r = ::poll(&pfd, 1, wait);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ReadStatus::IoError;
+    }
+    if (r == 0) continue;
+    ssize_t k = ::read(fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return ReadStatus::IoError;
+    }
+    if (k == 0) return *got_any ? ReadStatus::Garbage : ReadStatus::Eof;
+    *got_any = true;
+    p += k;
+    n -= size_t(k);
+  }
+  return ReadStatus::Ok;
+}
+
+}  // namespace
+
+bool write_frame(int fd, FrameType type, const std::string& payload) {
+  Writer h;
+  h.u32(kMagic);
+  h.u32(uint32_t(type));
+  h.u64(payload.size());
+  Writer t;
+  t.u64(checksum(payload));
+  return write_all(fd, h.bytes().data(), h.bytes().size()) &&
+         write_all(fd, payload.data(), payload.size()) &&
+         write_all(fd, t.bytes().data(), t.bytes().size());
+}
+
+ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why) {
+  char head[16];
+  bool got_any = false;
+  ReadStatus s = read_all(fd, head, sizeof head, deadline_ms, &got_any);
+  if (s != ReadStatus::Ok) {
+    if (s == ReadStatus::Garbage && why) *why = "reply channel closed in the middle of a frame header";
+    return s;
+  }
+  std::string hs(head, sizeof head);
+  Reader r(hs);
+  uint32_t magic, type;
+  uint64_t len;
+  r.u32(&magic);
+  r.u32(&type);
+  r.u64(&len);
+  if (magic != kMagic || type < 1 || type > 6 || len > kMaxFrameBytes) {
+    if (why) *why = "malformed frame header (bad magic, type or length)";
+    return ReadStatus::Garbage;
+  }
+  out->type = FrameType(type);
+  out->payload.resize(len);
+  s = read_all(fd, out->payload.data(), len, deadline_ms, &got_any);
+  if (s == ReadStatus::Eof) s = ReadStatus::Garbage;
+  if (s != ReadStatus::Ok) {
+    if (why && s == ReadStatus::Garbage) *why = "reply channel closed in the middle of a frame";
+    return s;
+  }
+  char tail[8];
+  s = read_all(fd, tail, 8, deadline_ms, &got_any);
+  if (s == ReadStatus::Eof) s = ReadStatus::Garbage;
+  if (s != ReadStatus::Ok) return s;
+  std::string ts(tail, 8);
+  Reader tr(ts);
+  uint64_t sum;
+  tr.u64(&sum);
+  if (sum != checksum(out->payload)) {
+    if (why) *why = "frame checksum mismatch";
+    return ReadStatus::Garbage;
+  }
+  return ReadStatus::Ok;
+}
+
+std::optional<at::ScalarType> to_scalar_type(DType d) {
+  switch (d) {
+    case DType::Float32: return at::kFloat;
+    case DType::Float16: return at::kHalf;
+    case DType::BFloat16: return at::kBFloat16;
+    case DType::Float64: return at::kDouble;
+    case DType::Int64: return at::kLong;
+    case DType::Int32: return at::kInt;
+    case DType::Bool: return at::kBool;
+    case DType::Int8: return at::kChar;
+    case DType::UInt8: return at::kByte;
+  }
+  return std::nullopt;
+}
+
+std::optional<DType> from_scalar_type(at::ScalarType s) {
+  switch (s) {
+    case at::kFloat: return DType::Float32;
+    case at::kHalf: return DType::Float16;
+    case at::kBFloat16: return DType::BFloat16;
+    case at::kDouble: return DType::Float64;
+    case at::kLong: return DType::Int64;
+    case at::kInt: return DType::Int32;
+    case at::kBool: return DType::Bool;
+    case at::kChar: return DType::Int8;
+    case at::kByte: return DType::UInt8;
+    default: return std::nullopt;
+  }
+}
+
+void put_tensor(Writer& w, const at::Tensor& t_in) {
+  at::Tensor t = t_in.device().is_cpu() ? t_in : t_in.cpu();
+  auto dt = from_scalar_type(t.scalar_type());
+  w.u8(dt ? uint8_t(*dt) : uint8_t(255));
+  w.u8(uint8_t(t.dim()));
+  for (int64_t i = 0; i < t.dim(); ++i) w.i64(t.size(i));
+  for (int64_t i = 0; i < t.dim(); ++i) w.i64(t.stride(i));
+  w.i64(t.storage_offset());
+  const size_t nbytes = t.storage().nbytes();
+  w.u64(nbytes);
+  if (nbytes) w.raw(t.storage().data(), nbytes);
+}
+
+bool get_tensor(Reader& r, at::Tensor* out, std::string* why) {
+  uint8_t code, ndim;
+  if (!r.u8(&code) || !r.u8(&ndim)) return (*why = "truncated tensor header", false);
+  if (code > uint8_t(DType::UInt8)) return (*why = "tensor of an unsupported dtype", false);
+  auto st = to_scalar_type(DType(code));
+  std::vector<int64_t> sizes(ndim), strides(ndim);
+  for (auto& s : sizes)
+    if (!r.i64(&s) || s < 0) return (*why = "bad tensor sizes", false);
+  for (auto& s : strides)
+    if (!r.i64(&s) || s < 0) return (*why = "bad tensor strides", false);
+  int64_t offset;
+  uint64_t nbytes;
+  if (!r.i64(&offset) || offset < 0 || !r.u64(&nbytes)) return (*why = "bad tensor storage", false);
+  const int64_t esize = int64_t(c10::elementSize(*st));
+  if (nbytes % uint64_t(esize)) return (*why = "storage size not a multiple of the element size", false);
+  const int64_t elems = int64_t(nbytes) / esize;
+  // The last element the view touches must lie inside the storage.
+  int64_t last = offset;
+  bool empty = false;
+  for (int i = 0; i < ndim; ++i) {
+    if (sizes[i] == 0) empty = true;
+    else last += (sizes[i] - 1) * strides[i];
+  }
+  if (!empty && last >= elems) return (*why = "tensor view exceeds its storage", false);
+  at::Tensor storage = at::empty({elems}, at::TensorOptions().dtype(*st));
+  if (nbytes && !r.raw(storage.data_ptr(), nbytes)) return (*why = "truncated tensor bytes", false);
+  *out = storage.as_strided(sizes, strides, offset);
+  return true;
+}
+
+namespace {
+
+void put_args(Writer& w, const std::vector<Arg>& args) {
+  w.u32(uint32_t(args.size()));
+  for (const Arg& a : args) {
+    w.u8(uint8_t(a.kind));
+    switch (a.kind) {
+      case Arg::Kind::Tensor: put_tensor(w, a.tensor); break;
+      case Arg::Kind::Int: w.i64(a.i); break;
+      case Arg::Kind::Double: w.f64(a.d); break;
+      case Arg::Kind::Bool: w.u8(a.b ? 1 : 0); break;
+    }
+  }
+}
+
+bool get_args(Reader& r, std::vector<Arg>* args, std::string* why) {
+  uint32_t n;
+  if (!r.u32(&n) || n > 64) return (*why = "bad argument count", false);
+  args->resize(n);
+  for (Arg& a : *args) {
+    uint8_t kind;
+    if (!r.u8(&kind) || kind > 3) return (*why = "bad argument kind", false);
+    a.kind = Arg::Kind(kind);
+    switch (a.kind) {
+      case Arg::Kind::Tensor:
+        if (!get_tensor(r, &a.tensor, why)) return false;
+        break;
+      case Arg::Kind::Int:
+        if (!r.i64(&a.i)) return (*why = "truncated int", false);
+        break;
+      case Arg::Kind::Double:
+        if (!r.f64(&a.d)) return (*why = "truncated double", false);
+        break;
+      case Arg::Kind::Bool: {
+        uint8_t b;
+        if (!r.u8(&b)) return (*why = "truncated bool", false);
+        a.b = b != 0;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+bool finish(Reader& r, std::string* why) {
+  if (!r.ok()) return (*why = "truncated message", false);
+  if (!r.at_end()) return (*why = "trailing bytes after message", false);
+  return true;
+}
+
+}  // namespace
+
+std::string encode(const LoadRequest& m) {
+  Writer w;
+  w.str(m.so_path);
+  w.str(m.entry);
+  w.u8(m.poison_byte);
+  w.u32(uint32_t(m.intra_op_threads));
+  return std::move(w.bytes());
+}
+bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
+  Reader r(bytes);
+  uint32_t threads = 1;
+  r.str(&m->so_path);
+  r.str(&m->entry);
+  r.u8(&m->poison_byte);
+  r.u32(&threads);
+  m->intra_op_threads = int(threads);
+  return finish(r, why);
+}
+
+std::string encode(const LoadReply& m) {
+  Writer w;
+  w.u8(m.ok);
+  w.str(m.error);
+  w.str(m.signature);
+  w.str(m.sandbox_notes);
+  return std::move(w.bytes());
+}
+bool decode(const std::string& bytes, LoadReply* m, std::string* why) {
+  Reader r(bytes);
+  uint8_t ok = 0;
+  r.u8(&ok);
+  m->ok = ok != 0;
+  r.str(&m->error);
+  r.str(&m->signature);
+  r.str(&m->sandbox_notes);
+  return finish(r, why);
+}
+
+std::string encode(const CaseRequest& m) {
+  Writer w;
+  w.u64(m.case_id);
+  put_args(w, m.args);
+  w.u32(m.repeat);
+  return std::move(w.bytes());
+}
+bool decode(const std::string& bytes, CaseRequest* m, std::string* why) {
+  Reader r(bytes);
+  r.u64(&m->case_id);
+  if (!get_args(r, &m->args, why)) return false;
+  r.u32(&m->repeat);
+  return finish(r, why);
+}
+
+std::string encode(const CaseReply& m) {
+  Writer w;
+  w.u64(m.case_id);
+  w.u32(uint32_t(m.code));
+  w.str(m.message);
+  w.u32(uint32_t(m.calls.size()));
+  for (const CallOutputs& c : m.calls) {
+    w.u32(uint32_t(c.outputs.size()));
+    for (size_t i = 0; i < c.outputs.size(); ++i) {
+      put_tensor(w, c.outputs[i]);
+      w.str(c.devices[i]);
+      w.u32(uint32_t(c.alias_input[i]));
+      w.u32(uint32_t(c.alias_output[i]));
+      w.u8(c.output_contiguous[i]);
+    }
+  }
+  w.u8(m.inputs_unchanged);
+  w.f64(m.kernel_seconds);
+  return std::move(w.bytes());
+}
+bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
+  Reader r(bytes);
+  uint32_t code = 0, ncalls = 0;
+  r.u64(&m->case_id);
+  r.u32(&code);
+  m->code = int32_t(code);
+  r.str(&m->message);
+  if (!r.u32(&ncalls) || ncalls > 4096) return (*why = "bad call count", false);
+  m->calls.resize(ncalls);
+  for (CallOutputs& c : m->calls) {
+    uint32_t n;
+    if (!r.u32(&n) || n > 256) return (*why = "bad output count", false);
+    c.outputs.resize(n);
+    c.devices.resize(n);
+    c.alias_input.resize(n);
+    c.alias_output.resize(n);
+    c.output_contiguous.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!get_tensor(r, &c.outputs[i], why)) return false;
+      uint32_t ai = 0, ao = 0;
+      uint8_t contig = 0;
+      r.str(&c.devices[i]);
+      r.u32(&ai);
+      r.u32(&ao);
+      r.u8(&contig);
+      c.alias_input[i] = int32_t(ai);
+      c.alias_output[i] = int32_t(ao);
+      c.output_contiguous[i] = contig != 0;
+    }
+  }
+  uint8_t unchanged = 1;
+  r.u8(&unchanged);
+  m->inputs_unchanged = unchanged != 0;
+  r.f64(&m->kernel_seconds);
+  return finish(r, why);
+}
+
+}  // namespace gauntlet::wire

@@ -1,0 +1,222 @@
+// gauntlet's command line: verify, kbcheck, schemas list|show|lint (see README and SPEC "Command line").
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "gauntlet/oracle.h"
+#include "gauntlet/verify.h"
+#include "gauntlet/version.h"
+
+namespace {
+
+using namespace gauntlet;
+
+int fail_usage(const std::string& msg) {
+  std::fprintf(stderr, "gauntlet: error: %s\n", msg.c_str());
+  return 2;
+}
+
+struct VerifyFlags {
+  std::string kernel, op, source, entry, device, dtypes, json_path, memory = "4G", gates, replay_dir = "gauntlet-out/replays";
+  std::vector<std::string> attrs;
+  uint64_t seed = 0;
+  int timeout = 60, budget = 1;
+  bool seed_given = false, no_zygote = false, quiet = false;
+};
+
+// Builds the manifest from a kernel.json, or from --op/--kernel flags (flags override the file).
+std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::string* error) {
+  KernelManifest m;
+  std::string source = f.source;
+  const bool is_json = f.kernel.size() > 5 && f.kernel.substr(f.kernel.size() - 5) == ".json";
+  if (!f.kernel.empty() && is_json) {
+    auto loaded = load_manifest(f.kernel, error);
+    if (!loaded) return std::nullopt;
+    m = *loaded;
+  } else if (!f.kernel.empty()) {
+    source = f.kernel;
+  }
+  if (!source.empty()) m.source = source;
+  if (!f.op.empty()) m.op = f.op;
+  if (!f.entry.empty()) m.entry = f.entry;
+  if (!f.device.empty()) m.device = f.device;
+  if (m.op.empty()) return (*error = "no op: give a kernel.json or --op OP", std::nullopt);
+  if (m.source.empty()) return (*error = "no kernel: give a kernel.json, a source file, or --kernel FILE", std::nullopt);
+  if (m.device != "cpu" && m.device != "cuda") return (*error = "--device must be cpu or cuda", std::nullopt);
+  if (!f.dtypes.empty()) {
+    m.dtypes.clear();
+    std::string rest = f.dtypes;
+    while (!rest.empty()) {
+      std::string name = rest.substr(0, rest.find(','));
+      rest = rest.find(',') == std::string::npos ? "" : rest.substr(rest.find(',') + 1);
+      auto d = dtype_from_name(name);
+      if (!d) return (*error = "unknown dtype '" + name + "'", std::nullopt);
+      m.dtypes.push_back(*d);
+    }
+  }
+  for (const std::string& kv : f.attrs) {
+    std::string key;
+    AttrValue v;
+    if (!parse_attr_flag(kv, &key, &v, error)) return std::nullopt;
+    m.attrs[key] = v;
+  }
+  return m;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size() && !s.empty()) {
+    size_t end = s.find(',', start);
+    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
+  SandboxOptions s;
+  s.timeout_seconds = f.timeout;
+  s.memory_limit_bytes = parse_size(f.memory);
+  if (s.memory_limit_bytes <= 0) *error = "--memory-limit: '" + f.memory + "' is not a size like 512M or 4G";
+  if (f.timeout <= 0) *error = "--timeout must be a positive number of seconds";
+  s.use_zygote = !f.no_zygote;
+  return s;
+}
+
+int run_verify(const VerifyFlags& f) {
+  std::string error;
+  auto manifest = manifest_from_flags(f, &error);
+  if (!manifest) return fail_usage(error);
+  SandboxOptions sopts = sandbox_from(f, &error);
+  if (!error.empty()) return fail_usage(error);
+  VerifyOptions opts;
+  opts.seed = f.seed_given ? f.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
+  opts.budget = f.budget;
+  opts.gates = split_commas(f.gates);
+  opts.replay_dir = f.replay_dir;
+  opts.progress = !f.quiet;
+  if (!f.quiet) std::fprintf(stderr, "gauntlet %s: verifying %s (%s), seed %llu\n", GAUNTLET_VERSION_STRING,
+                             manifest->source.c_str(), manifest->op.c_str(), (unsigned long long)opts.seed);
+  Launcher launcher(sopts);
+  auto report = verify_kernel(*manifest, opts, launcher, &error);
+  if (!report) return fail_usage(error);
+  print_report(*report, stdout);
+  if (!f.json_path.empty()) {
+    std::ofstream out(f.json_path);
+    out << report_to_json(*report).dump(2) << "\n";
+    if (!out) return fail_usage("cannot write " + f.json_path);
+  }
+  return exit_code_for(*report);
+}
+
+int run_kbcheck(const VerifyFlags& f) {
+  std::string error;
+  auto manifest = manifest_from_flags(f, &error);
+  if (!manifest) return fail_usage(error);
+  SandboxOptions sopts = sandbox_from(f, &error);
+  if (!error.empty()) return fail_usage(error);
+  Launcher launcher(sopts);
+  auto r = kb_style_check(*manifest, launcher, &error);
+  if (!r) return fail_usage(error);
+  std::printf("kbcheck: %s: %s\n", r->accepted ? "accept" : "reject", r->reason.c_str());
+  return r->accepted ? 0 : 1;
+}
+
+int run_schemas(const std::string& action, const std::vector<std::string>& args) {
+  std::vector<SchemaIssue> issues;
+  if (action == "list") {
+    auto schemas = load_schema_dir(default_schema_dir(), &issues);
+    for (const OpSchema& s : schemas) std::printf("%-14s %s\n", s.name.c_str(), s.semantics.c_str());
+    for (const SchemaIssue& i : issues) std::fprintf(stderr, "%s: %s: %s\n", i.file.c_str(), i.field.c_str(), i.message.c_str());
+    return issues.empty() ? 0 : 1;
+  }
+  if (action == "show") {
+    if (args.empty()) return fail_usage("schemas show OP");
+    const std::string path = default_schema_dir() + "/" + args[0] + ".json";
+    std::ifstream in(path);
+    if (!in) return fail_usage("unknown op '" + args[0] + "'");
+    std::printf("%s", std::string(std::istreambuf_iterator<char>(in), {}).c_str());
+    return 0;
+  }
+  if (action == "lint") {
+    std::vector<OpSchema> schemas;
+    if (args.empty()) {
+      schemas = load_schema_dir(default_schema_dir(), &issues);
+    } else {
+      for (const std::string& p : args)
+        if (auto s = load_schema_file(p, &issues)) schemas.push_back(*s);
+    }
+    for (const OpSchema& s : schemas)
+      for (const SchemaIssue& i : lint_schema(s, oracle_ids())) issues.push_back(i);
+    for (const SchemaIssue& i : issues) std::printf("%s: %s: %s\n", i.file.c_str(), i.field.c_str(), i.message.c_str());
+    std::printf("%zu schemas, %zu issues\n", schemas.size(), issues.size());
+    return issues.empty() ? 0 : 1;
+  }
+  return fail_usage("schemas takes list, show OP or lint [FILE...]");
+}
+
+void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
+  c->add_option("kernel", f.kernel, "kernel.json manifest, or a kernel source file (with --op)");
+  c->add_option("--op", f.op, "op schema name (e.g. softmax)");
+  c->add_option("--kernel", f.source, "kernel source file (.cpp or .cu)");
+  c->add_option("--entry", f.entry, "entry function name (default: forward)");
+  c->add_option("--device", f.device, "cpu or cuda (default: cpu)");
+  c->add_option("--dtypes", f.dtypes, "comma-separated dtypes the kernel supports");
+  c->add_option("--attr", f.attrs, "fixed attribute value, name=value (repeatable)");
+  c->add_option("--timeout", f.timeout, "wall-clock seconds per gate process (default 60)");
+  c->add_option("--memory-limit", f.memory, "host memory per gate process, e.g. 512M, 4G (default 4G)");
+  c->add_flag("--no-zygote", f.no_zygote, "fork+exec a fresh worker per gate instead of forking the zygote");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gauntlet: adversarial correctness verifier and fuzzer for GPU kernels"};
+  app.set_version_flag("--version", std::string("gauntlet ") + GAUNTLET_VERSION_STRING);
+  app.require_subcommand(1);
+
+  VerifyFlags vf;
+  CLI::App* verify = app.add_subcommand("verify", "run the gates on one kernel");
+  add_kernel_flags(verify, vf);
+  verify->add_option("--seed", vf.seed, "master seed (default: random, printed)")->each([&](const std::string&) { vf.seed_given = true; });
+  verify->add_option("--json", vf.json_path, "write the per-kernel JSON report here");
+  verify->add_option("--budget", vf.budget, "case-budget multiplier for deeper runs (default 1)")->check(CLI::Range(1, 1000));
+  verify->add_option("--gates", vf.gates, "comma-separated subset of gates to run");
+  verify->add_option("--replay-dir", vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
+  verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
+
+  VerifyFlags kf;
+  CLI::App* kb = app.add_subcommand("kbcheck", "the KernelBench-style check (5 U[0,1) trials, one shape, allclose 1e-2), for comparison");
+  add_kernel_flags(kb, kf);
+
+  std::string schema_action;
+  std::vector<std::string> schema_args;
+  CLI::App* schemas = app.add_subcommand("schemas", "list, show or lint the op schemas");
+  schemas->add_option("action", schema_action, "list | show OP | lint [FILE...]")->required();
+  schemas->add_option("args", schema_args, "op name or schema files");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail_usage(e.what());
+  }
+  try {
+    if (verify->parsed()) return run_verify(vf);
+    if (kb->parsed()) return run_kbcheck(kf);
+    if (schemas->parsed()) return run_schemas(schema_action, schema_args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gauntlet: harness error: %s\n", e.what());
+    return 2;
+  }
+  return 2;
+}

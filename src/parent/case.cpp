@@ -1,0 +1,200 @@
+// Test cases: distributions, materializing recipes into tensors, kernel arguments, digests, JSON.
+#include "gauntlet/case.h"
+
+#include <cmath>
+
+#include "gauntlet/builder.h"
+#include "gauntlet/numerics.h"
+#include "gauntlet/rng.h"
+
+namespace gauntlet {
+namespace {
+
+const std::pair<Distribution, const char*> kDistNames[] = {
+    {Distribution::Normal, "normal"},         {Distribution::Uniform, "uniform"},
+    {Distribution::Small, "small"},           {Distribution::Large, "large"},
+    {Distribution::OneSigned, "one-signed"},  {Distribution::HeavyTailed, "heavy-tailed"},
+    {Distribution::Outliers, "outliers"},     {Distribution::Uniform01, "uniform01"},
+    {Distribution::Index, "index"},
+};
+
+// One element of a real distribution, before rounding to the dtype.
+double draw(Distribution d, uint64_t seed, uint64_t stream, uint64_t i) {
+  switch (d) {
+    case Distribution::Normal: return rng::normal(seed, stream, i);
+    case Distribution::Uniform: return rng::uniform_pm1(seed, stream, i);
+    case Distribution::Small: return rng::normal(seed, stream, i) * 1e-3;
+    case Distribution::Large: return rng::normal(seed, stream, i) * 1e3;
+    case Distribution::OneSigned: return std::fabs(rng::normal(seed, stream, i));
+    case Distribution::HeavyTailed: {
+      double u = rng::uniform01(seed, stream + 0x1000, i);
+      return rng::normal(seed, stream, i) / (u < 1e-3 ? 1e-3 : u);
+    }
+    case Distribution::Outliers: {
+      double z = rng::normal(seed, stream, i);
+      return rng::uniform01(seed, stream + 0x2000, i) < 0.01 ? z * 1e3 : z;
+    }
+    case Distribution::Uniform01: return rng::uniform01(seed, stream, i);
+    case Distribution::Index: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+const char* distribution_name(Distribution d) {
+  for (auto& [k, n] : kDistNames)
+    if (k == d) return n;
+  return "?";
+}
+
+bool distribution_from_name(const std::string& n, Distribution* d) {
+  for (auto& [k, name] : kDistNames)
+    if (n == name) return (*d = k, true);
+  return false;
+}
+
+std::vector<Distribution> accuracy_distributions() {
+  return {Distribution::Normal,    Distribution::Uniform,     Distribution::Small, Distribution::Large,
+          Distribution::OneSigned, Distribution::HeavyTailed, Distribution::Outliers};
+}
+
+at::Tensor materialize(const TensorRecipe& r) {
+  int64_t n = 1;
+  for (int64_t s : r.shape) n *= s;
+  if (r.distribution == Distribution::Index || !dtype_is_floating(r.dtype)) {
+    at::Tensor t = at::empty({n}, at::kLong);
+    int64_t* p = t.data_ptr<int64_t>();
+    const uint64_t span = uint64_t(std::max<int64_t>(1, r.high - r.low));
+    for (int64_t i = 0; i < n; ++i) p[i] = r.low + int64_t(rng::below(r.seed, r.stream, uint64_t(i), span));
+    at::Tensor out = t.view(r.shape);
+    if (r.dtype != DType::Int64) out = out.to(*wire::to_scalar_type(r.dtype));
+    return out.contiguous();
+  }
+  at::Tensor t = at::empty({n}, at::kDouble);
+  double* p = t.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = draw(r.distribution, r.seed, r.stream, uint64_t(i));
+    if (r.positive) v = std::fabs(v);
+    p[i] = num::round_to(r.dtype, v);  // exact in the dtype: the cast below changes nothing
+  }
+  return t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
+}
+
+std::vector<at::Tensor> materialize_all(const Case& c) {
+  std::vector<at::Tensor> out;
+  for (const TensorRecipe& r : c.tensors) out.push_back(materialize(r));
+  return out;
+}
+
+std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,
+                                 const AttrMap& attrs) {
+  std::vector<wire::Arg> args;
+  for (const at::Tensor& t : tensors) {
+    wire::Arg a;
+    a.tensor = t;
+    args.push_back(a);
+  }
+  for (const AttrSpec& spec : schema.attributes) {
+    AttrValue v = spec.default_value;
+    auto it = attrs.find(spec.name);
+    if (it != attrs.end()) v = it->second;
+    wire::Arg a;
+    if (spec.type == "double") {
+      a.kind = wire::Arg::Kind::Double;
+      a.d = std::holds_alternative<double>(v) ? std::get<double>(v)
+            : std::holds_alternative<int64_t>(v) ? double(std::get<int64_t>(v)) : double(std::get<bool>(v));
+    } else if (spec.type == "bool") {
+      a.kind = wire::Arg::Kind::Bool;
+      a.b = std::holds_alternative<bool>(v) ? std::get<bool>(v)
+            : std::holds_alternative<int64_t>(v) ? std::get<int64_t>(v) != 0 : std::get<double>(v) != 0;
+    } else {
+      a.kind = wire::Arg::Kind::Int;
+      a.i = std::holds_alternative<int64_t>(v) ? std::get<int64_t>(v)
+            : std::holds_alternative<bool>(v) ? int64_t(std::get<bool>(v)) : int64_t(std::get<double>(v));
+    }
+    args.push_back(a);
+  }
+  return args;
+}
+
+std::string inputs_digest(const std::vector<at::Tensor>& tensors) {
+  std::string bytes;
+  for (const at::Tensor& t0 : tensors) {
+    at::Tensor t = t0.contiguous();
+    bytes += std::string(c10::toString(t.scalar_type())) + "[";
+    for (int64_t s : t.sizes()) bytes += std::to_string(s) + ",";
+    bytes += "]";
+    bytes.append(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size());
+  }
+  return sha256_hex(bytes);
+}
+
+nlohmann::json case_to_json(const Case& c) {
+  nlohmann::json j;
+  j["index"] = c.index;
+  j["label"] = c.label;
+  j["dims"] = c.dims;
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const TensorRecipe& r : c.tensors) {
+    nlohmann::json t;
+    t["name"] = r.name;
+    t["dtype"] = dtype_name(r.dtype);
+    t["shape"] = r.shape;
+    t["distribution"] = distribution_name(r.distribution);
+    if (r.distribution == Distribution::Index) t["range"] = {r.low, r.high};
+    if (r.positive) t["positive"] = true;
+    t["seed"] = r.seed;
+    t["stream"] = r.stream;
+    tensors.push_back(t);
+  }
+  j["tensors"] = tensors;
+  nlohmann::json attrs = nlohmann::json::object();
+  for (const auto& [k, v] : c.attrs)
+    std::visit([&](auto x) { attrs[k] = x; }, v);
+  j["attrs"] = attrs;
+  j["generator"] = "philox4x32-10/gauntlet-v1";
+  return j;
+}
+
+bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
+  try {
+    c->index = j.at("index").get<uint64_t>();
+    c->label = j.value("label", "");
+    c->dims = j.at("dims").get<std::map<std::string, int64_t>>();
+    if (j.value("generator", "") != "philox4x32-10/gauntlet-v1")
+      return (*error = "case uses an unknown generator", false);
+    for (const auto& t : j.at("tensors")) {
+      TensorRecipe r;
+      r.name = t.at("name");
+      auto dt = dtype_from_name(t.at("dtype").get<std::string>());
+      if (!dt) return (*error = "case tensor has an unknown dtype", false);
+      r.dtype = *dt;
+      r.shape = t.at("shape").get<std::vector<int64_t>>();
+      for (int64_t s : r.shape)
+        if (s < 0 || s > (int64_t(1) << 34)) return (*error = "case tensor has an invalid shape", false);
+      if (!distribution_from_name(t.at("distribution").get<std::string>(), &r.distribution))
+        return (*error = "case tensor has an unknown distribution", false);
+      if (t.contains("range")) {
+        r.low = t["range"].at(0);
+        r.high = t["range"].at(1);
+      }
+      r.positive = t.value("positive", false);
+      r.seed = t.at("seed");
+      r.stream = t.at("stream");
+      c->tensors.push_back(r);
+    }
+    for (auto it = j.at("attrs").begin(); it != j.at("attrs").end(); ++it) {
+      const auto& v = it.value();
+      if (v.is_boolean()) c->attrs[it.key()] = v.get<bool>();
+      else if (v.is_number_integer()) c->attrs[it.key()] = v.get<int64_t>();
+      else if (v.is_number()) c->attrs[it.key()] = v.get<double>();
+      else return (*error = "case attribute " + it.key() + " is not a number or bool", false);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return (*error = std::string("malformed case: ") + e.what(), false);
+  }
+  return true;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,144 @@
+// Helpers every gate uses: opening a child, running a case beside the oracle, replay files, verdicts.
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "gauntlet/builder.h"
+#include "gauntlet/gate.h"
+#include "gauntlet/rng.h"
+#include "gauntlet/version.h"
+
+namespace gauntlet {
+
+uint64_t GateContext::case_seed(const std::string& gate, uint64_t case_index) const {
+  return rng::derive_seed(master_seed, kernel_hash, gate, case_index);
+}
+
+GateVerdict Gate::check_one(GateContext&, const Case&) {
+  GateVerdict v;
+  v.name = name();
+  v.status = Status::HarnessError;
+  v.category = Category::HarnessError;
+  v.message = "gate " + name() + " cannot replay single cases";
+  return v;
+}
+
+Status status_for(Outcome::Kind kind) {
+  switch (kind) {
+    case Outcome::Kind::Ok: return Status::Pass;
+    case Outcome::Kind::HarnessError: return Status::HarnessError;
+    default: return Status::Error;
+  }
+}
+
+std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed) {
+  std::string error;
+  std::unique_ptr<WorkerSession> s = ctx.launcher.spawn(&error);
+  failed->name = gate;
+  if (!s) {
+    failed->status = Status::HarnessError;
+    failed->category = Category::HarnessError;
+    failed->message = "cannot start a sandboxed worker: " + error;
+    return nullptr;
+  }
+  ctx.sandbox_note = ctx.launcher.isolation_note();
+  Outcome o = s->load(ctx.so_path, ctx.manifest.entry);
+  if (o.kind != Outcome::Kind::Ok) {
+    failed->status = status_for(o.kind);
+    failed->category = o.category;
+    failed->message = "loading the kernel: " + o.message;
+    return nullptr;
+  }
+  if (!s->sandbox_notes().empty()) ctx.sandbox_note += "; " + s->sandbox_notes();
+  return s;
+}
+
+CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat) {
+  CaseRun run;
+  run.c = c;
+  run.inputs = materialize_all(c);
+  run.oracle = run_oracle(ctx.schema.oracle, run.inputs, c.attrs);
+  if (!run.oracle.ok()) {
+    // The generator made a case the oracle rejects: gauntlet's fault, never the kernel's.
+    run.outcome.kind = Outcome::Kind::HarnessError;
+    run.outcome.category = Category::HarnessError;
+    run.outcome.message = "the oracle rejected a generated case (" + c.label + "): " + run.oracle.error;
+    return run;
+  }
+  wire::CaseRequest req;
+  req.case_id = c.index;
+  req.args = make_args(ctx.schema, run.inputs, c.attrs);
+  req.repeat = repeat;
+  run.outcome = session.call(req);
+  return run;
+}
+
+GateVerdict verdict_from_outcome(const std::string& gate, const CaseRun& run) {
+  GateVerdict v;
+  v.name = gate;
+  v.status = status_for(run.outcome.kind);
+  v.category = run.outcome.category;
+  v.message = "case " + run.c.label + ": " + run.outcome.message;
+  return v;
+}
+
+std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v) {
+  if (ctx.replay_dir.empty()) return "";
+  mkdir(ctx.replay_dir.c_str(), 0755);
+  nlohmann::json j;
+  j["format"] = "gauntlet-replay-v1";
+  j["tool_version"] = GAUNTLET_VERSION_STRING;
+  j["op"] = ctx.schema.name;
+  j["schema_sha256"] = ctx.schema_hash;
+  j["kernel"] = {{"source", ctx.manifest.source},
+                 {"sha256", ctx.kernel_hash},
+                 {"entry", ctx.manifest.entry},
+                 {"device", ctx.manifest.device},
+                 {"manifest", ctx.manifest.manifest_path}};
+  j["gate"] = gate;
+  j["master_seed"] = ctx.master_seed;
+  j["case"] = case_to_json(run.c);
+  j["inputs_sha256"] = inputs_digest(run.inputs);
+  j["verdict"] = {{"status", status_name(v.status)}, {"category", category_name(v.category)}, {"message", v.message}};
+  if (run.outcome.kind == Outcome::Kind::Ok && !run.outcome.reply.calls.empty())
+    j["outputs_sha256"] = inputs_digest(run.outcome.reply.calls[0].outputs);
+  const std::string path =
+      ctx.replay_dir + "/" + ctx.schema.name + "-" + ctx.kernel_hash.substr(0, 12) + "-" + gate + ".json";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) return "";
+    out << j.dump(2) << "\n";
+    if (!out) return "";
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return "";
+  return path;
+}
+
+DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c) {
+  const std::string rule = i < schema.outputs.size() ? schema.outputs[i].dtype : "same:" + schema.inputs[0].name;
+  if (rule.rfind("same:", 0) == 0) {
+    const std::string input = rule.substr(5);
+    for (const TensorRecipe& r : c.tensors)
+      if (r.name == input) return r.dtype;
+  }
+  auto d = dtype_from_name(rule);
+  return d ? *d : c.tensors.at(0).dtype;
+}
+
+int64_t reduction_terms(const OpSchema& schema, const Case& c) {
+  if (!schema.reduction || schema.reduction->K.empty()) return 1;
+  std::map<std::string, int64_t> vars = c.dims;
+  for (const auto& [k, v] : c.attrs) {
+    if (std::holds_alternative<int64_t>(v)) vars[k] = std::get<int64_t>(v);
+    else if (std::holds_alternative<bool>(v)) vars[k] = std::get<bool>(v);
+  }
+  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
+  ShapeMap shapes;
+  for (const TensorRecipe& r : c.tensors) shapes[r.name] = r.shape;
+  std::string error;
+  auto k = eval_expr(schema.reduction->K, vars, shapes, &error);
+  return k && *k > 0 ? *k : 1;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,126 @@
+// Loading kernel manifests: every field checked, one-line errors that name the file and field.
+#include "gauntlet/manifest.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gauntlet {
+namespace {
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+bool json_to_attr(const nlohmann::json& v, AttrValue* out) {
+  if (v.is_boolean()) *out = v.get<bool>();
+  else if (v.is_number_integer()) *out = v.get<int64_t>();
+  else if (v.is_number()) *out = v.get<double>();
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error) {
+  std::ifstream in(path);
+  if (!in) return (*error = "cannot read manifest " + path + ": no such file or unreadable", std::nullopt);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    return (*error = path + ": malformed JSON: " + what.substr(what.find(']') + 2), std::nullopt);
+  }
+  auto bad = [&](const std::string& field, const std::string& msg) {
+    *error = path + ": field '" + field + "': " + msg;
+    return std::nullopt;
+  };
+  if (!j.is_object()) return bad("/", "a manifest is a JSON object");
+  static const std::set<std::string> known = {"op", "source", "entry", "backward", "device", "dtypes",
+                                              "attrs", "shapes", "expect", "notes"};
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!known.count(it.key())) return bad(it.key(), "unknown field");
+  KernelManifest m;
+  m.manifest_path = path;
+  if (!j.contains("op") || !j["op"].is_string()) return bad("op", "required string");
+  m.op = j["op"];
+  if (!j.contains("source") || !j["source"].is_string()) return bad("source", "required string");
+  std::string src = j["source"];
+  m.source = (!src.empty() && src[0] == '/') ? src : dir_of(path) + "/" + src;
+  if (j.contains("entry")) {
+    if (!j["entry"].is_string() || j["entry"].get<std::string>().empty()) return bad("entry", "must be a non-empty string");
+    m.entry = j["entry"];
+  }
+  if (j.contains("backward")) {
+    if (!j["backward"].is_string()) return bad("backward", "must be a string");
+    m.backward_entry = j["backward"];
+  }
+  if (j.contains("device")) {
+    if (!j["device"].is_string()) return bad("device", "must be \"cpu\" or \"cuda\"");
+    m.device = j["device"];
+    if (m.device != "cpu" && m.device != "cuda") return bad("device", "must be \"cpu\" or \"cuda\", got \"" + m.device + "\"");
+  }
+  if (j.contains("dtypes")) {
+    if (!j["dtypes"].is_array() || j["dtypes"].empty()) return bad("dtypes", "must be a non-empty list of dtype names");
+    for (const auto& d : j["dtypes"]) {
+      auto dt = d.is_string() ? dtype_from_name(d.get<std::string>()) : std::nullopt;
+      if (!dt) return bad("dtypes", "unknown dtype " + d.dump());
+      m.dtypes.push_back(*dt);
+    }
+  }
+  if (j.contains("attrs")) {
+    if (!j["attrs"].is_object()) return bad("attrs", "must be an object of name: value");
+    for (auto it = j["attrs"].begin(); it != j["attrs"].end(); ++it) {
+      AttrValue v;
+      if (!json_to_attr(it.value(), &v)) return bad("attrs/" + it.key(), "must be a number or a bool");
+      m.attrs[it.key()] = v;
+    }
+  }
+  if (j.contains("shapes")) {
+    if (!j["shapes"].is_object()) return bad("shapes", "must be an object of dim: {min, max}");
+    for (auto it = j["shapes"].begin(); it != j["shapes"].end(); ++it) {
+      const auto& v = it.value();
+      if (!v.is_object()) return bad("shapes/" + it.key(), "must be an object with min and/or max");
+      DimLimit lim;
+      for (auto f = v.begin(); f != v.end(); ++f) {
+        if (f.key() != "min" && f.key() != "max") return bad("shapes/" + it.key() + "/" + f.key(), "unknown field");
+        if (!f.value().is_number_integer() || f.value().get<int64_t>() < 0)
+          return bad("shapes/" + it.key() + "/" + f.key(), "must be a non-negative integer");
+        (f.key() == "min" ? lim.min : lim.max) = f.value().get<int64_t>();
+      }
+      m.shapes[it.key()] = lim;
+    }
+  }
+  if (j.contains("expect")) m.expect = j["expect"];
+  return m;
+}
+
+bool parse_attr_flag(const std::string& kv, std::string* key, AttrValue* value, std::string* error) {
+  auto eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) return (*error = "--attr expects name=value, got '" + kv + "'", false);
+  *key = kv.substr(0, eq);
+  std::string v = kv.substr(eq + 1);
+  if (v == "true" || v == "false") {
+    *value = (v == "true");
+    return true;
+  }
+  try {
+    size_t used = 0;
+    long long i = std::stoll(v, &used);
+    if (used == v.size()) {
+      *value = int64_t(i);
+      return true;
+    }
+    double d = std::stod(v, &used);
+    if (used == v.size()) {
+      *value = d;
+      return true;
+    }
+  } catch (...) {
+  }
+  return (*error = "--attr " + *key + ": '" + v + "' is not a number or a bool", false);
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,63 @@
+// Rendering a kernel report: the terminal table and the SPEC's per-kernel JSON.
+#include <cstdio>
+
+#include "gauntlet/verify.h"
+
+namespace gauntlet {
+
+nlohmann::json report_to_json(const KernelReport& r) {
+  nlohmann::json j;
+  j["verdict"] = r.verdict;
+  j["op"] = r.op;
+  j["source"] = r.source;
+  j["kernel_hash"] = r.kernel_hash;
+  j["schema_hash"] = r.schema_hash;
+  j["seed"] = r.seed;
+  j["seconds"] = r.seconds;
+  nlohmann::json gates = nlohmann::json::array();
+  for (const GateVerdict& v : r.gates) {
+    nlohmann::json g;
+    g["name"] = v.name;
+    g["status"] = status_name(v.status);
+    g["category"] = category_name(v.category);
+    g["message"] = v.message;
+    g["replay"] = v.replay.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.replay);
+    g["cases"] = v.cases;
+    g["seconds"] = v.seconds;
+    if (!v.evidence.empty()) g["evidence"] = v.evidence;
+    gates.push_back(g);
+  }
+  j["gates"] = gates;
+  j["build"] = {{"ok", r.build.ok},       {"cache_hit", r.build.cache_hit}, {"seconds", r.build.seconds},
+                {"prelude", r.build.prelude}, {"error", r.build.error},     {"log_head", r.build.log_head}};
+  j["environment"] = r.environment;
+  return j;
+}
+
+void print_report(const KernelReport& r, std::FILE* out) {
+  std::fprintf(out, "gauntlet · %s · %s (sha256 %.12s) · seed %llu\n", r.op.c_str(), r.source.c_str(),
+               r.kernel_hash.c_str(), (unsigned long long)r.seed);
+  if (!r.build.ok) {
+    std::fprintf(out, "  build-error: %s\n", r.build.error.c_str());
+    if (!r.build.log_head.empty()) std::fprintf(out, "%s\n", r.build.log_head.c_str());
+  }
+  std::fprintf(out, "  %-15s %-13s %-13s %7s  %s\n", "gate", "status", "category", "time", "message");
+  int failed = 0, errors = 0;
+  for (const GateVerdict& v : r.gates) {
+    std::string status = status_name(v.status);
+    if (v.status == Status::Fail || v.status == Status::Error || v.status == Status::HarnessError)
+      for (char& c : status) c = char(toupper(c));
+    failed += v.status == Status::Fail;
+    errors += v.status == Status::Error || v.status == Status::HarnessError;
+    std::string msg = v.message.size() > 160 ? v.message.substr(0, 157) + "..." : v.message;
+    std::fprintf(out, "  %-15s %-13s %-13s %6.2fs  %s\n", v.name.c_str(), status.c_str(),
+                 category_name(v.category), v.seconds, msg.c_str());
+    if (!v.replay.empty()) std::fprintf(out, "  %-15s replay: gauntlet replay %s\n", "", v.replay.c_str());
+  }
+  std::string verdict = r.verdict;
+  for (char& c : verdict) c = char(toupper(c));
+  std::fprintf(out, "verdict: %s (%d failed, %d errors, of %zu gates) in %.2fs\n", verdict.c_str(), failed, errors,
+               r.gates.size(), r.seconds);
+}
+
+}  // namespace gauntlet

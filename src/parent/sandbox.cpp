@@ -1,0 +1,534 @@
+// Parent side of the sandbox: the zygote or fork+exec launcher, per-gate sessions, categorizing deaths.
+#include "gauntlet/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "gauntlet/kernel_abi.h"
+
+namespace gauntlet {
+namespace {
+
+constexpr int kWorkerInternalError = 100;
+
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, size_t(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+// The child's environment: nothing of ours leaks in, only what LibTorch needs to load.
+std::vector<std::string> scrubbed_env() {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C",
+                                  "OMP_NUM_THREADS=1", "MALLOC_ARENA_MAX=2"};
+  for (const char* keep : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+  return env;
+}
+
+std::vector<char*> cstrs(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string signal_text(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(sig);
+}
+
+int make_capture_fd() {
+  int fd = memfd_create("gauntlet-capture", MFD_CLOEXEC);
+  return fd;
+}
+
+}  // namespace
+
+int64_t parse_size(const std::string& text) {
+  if (text.empty()) return -1;
+  size_t i = 0;
+  int64_t v = 0;
+  while (i < text.size() && isdigit((unsigned char)text[i])) {
+    if (v > (INT64_MAX / 10) - 10) return -1;
+    v = v * 10 + (text[i++] - '0');
+  }
+  if (i == 0) return -1;
+  std::string suffix = text.substr(i);
+  int64_t mul = 1;
+  if (suffix.empty() || suffix == "B") mul = 1;
+  else if (suffix == "K" || suffix == "k" || suffix == "KiB") mul = int64_t(1) << 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB") mul = int64_t(1) << 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB") mul = int64_t(1) << 30;
+  else return -1;
+  if (v > INT64_MAX / mul) return -1;
+  return v * mul;
+}
+
+std::string read_capture_tail(int fd, size_t max_bytes) {
+  if (fd < 0) return {};
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) return {};
+  size_t n = std::min<size_t>(size_t(st.st_size), max_bytes);
+  std::string out(n, '\0');
+  ssize_t k = pread(fd, out.data(), n, st.st_size - off_t(n));
+  out.resize(k > 0 ? size_t(k) : 0);
+  for (char& c : out)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    else if ((unsigned char)c < 32 || (unsigned char)c > 126) c = '?';
+  return out;
+}
+
+Launcher::Launcher(SandboxOptions options) : options_(std::move(options)) {
+  signal(SIGPIPE, SIG_IGN);
+  // Grandchildren forked by the zygote are re-parented to us, so we can wait for them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  worker_path_ = options_.worker_path;
+  if (worker_path_.empty()) {
+    const char* env = getenv("GAUNTLET_WORKER");
+    worker_path_ = env && *env ? env : exe_dir() + "/gauntlet-worker";
+  }
+  if (options_.namespaces) {
+    wanted_ns_ = kNsNet | kNsMount | kNsPid | kNsIpc;
+    if (geteuid() != 0) wanted_ns_ |= kNsUser;
+  }
+}
+
+Launcher::~Launcher() {
+  if (zygote_sock_ >= 0) ::close(zygote_sock_);
+  if (zygote_pid_ > 0) {
+    kill(zygote_pid_, SIGKILL);
+    while (waitpid(zygote_pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+bool Launcher::start_zygote(std::string* error) {
+  if (access(worker_path_.c_str(), X_OK) != 0)
+    return (*error = "worker binary not found or not executable: " + worker_path_, false);
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return (*error = std::string("socketpair: ") + strerror(errno), false);
+  std::vector<std::string> env = scrubbed_env();
+  std::vector<std::string> argv = {worker_path_, "--zygote"};
+  auto envp = cstrs(env);
+  auto argvp = cstrs(argv);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(sv[1], 3);  // dup2 clears close-on-exec on the new descriptor
+    syscall(SYS_close_range, 4, ~0u, 0);
+    execve(worker_path_.c_str(), argvp.data(), envp.data());
+    _exit(127);
+  }
+  ::close(sv[1]);
+  if (pid < 0) {
+    ::close(sv[0]);
+    return (*error = std::string("fork: ") + strerror(errno), false);
+  }
+  zygote_pid_ = pid;
+  zygote_sock_ = sv[0];
+  pollfd pfd{zygote_sock_, POLLIN, 0};
+  char buf[64];
+  ssize_t n = -1;
+  if (poll(&pfd, 1, 60000) == 1) n = recv(zygote_sock_, buf, sizeof buf, 0);
+  if (n != 4) return (*error = "the zygote did not start (worker binary broken?)", false);
+  uint32_t threads = 0;
+  memcpy(&threads, buf, 4);
+  if (threads != 1)
+    return (*error = "the zygote has " + std::to_string(threads) + " threads; forking it is unsafe", false);
+  return true;
+}
+
+std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
+  if (options_.use_zygote && !zygote_failed_) {
+    if (zygote_pid_ < 0) {
+      std::string why;
+      if (!start_zygote(&why)) {
+        zygote_failed_ = true;
+        note_ = "fork+exec (zygote unavailable: " + why + ")";
+      }
+    }
+    if (!zygote_failed_) return spawn_via_zygote(error);
+  }
+  return spawn_via_exec(error);
+}
+
+namespace {
+struct ChildFds {
+  int req[2] = {-1, -1}, rep[2] = {-1, -1}, status[2] = {-1, -1};
+  int capture = -1;
+  bool make(std::string* error) {
+    if (pipe2(req, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) || pipe2(status, O_CLOEXEC) ||
+        (capture = make_capture_fd()) < 0) {
+      *error = std::string("cannot create pipes: ") + strerror(errno);
+      return false;
+    }
+    return true;
+  }
+  void close_child_ends() {
+    for (int* fd : {&req[0], &rep[1], &status[1]})
+      if (*fd >= 0) ::close(*fd), *fd = -1;
+  }
+  void close_all() {
+    close_child_ends();
+    for (int* fd : {&req[1], &rep[0], &status[0], &capture})
+      if (*fd >= 0) ::close(*fd), *fd = -1;
+  }
+};
+}  // namespace
+
+std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error) {
+  ChildFds fds;
+  if (!fds.make(error)) return (fds.close_all(), nullptr);
+  SandboxPolicy policy;
+  policy.memory_limit_bytes = options_.memory_limit_bytes;
+  policy.seccomp = options_.seccomp;
+  wire::Writer w;
+  w.u32(wanted_ns_);
+  w.str(encode_policy(policy));
+  int pass[4] = {fds.req[0], fds.rep[1], fds.capture, fds.status[1]};
+  char cbuf[CMSG_SPACE(sizeof pass)] = {};
+  iovec iov{w.bytes().data(), w.bytes().size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cbuf;
+  msg.msg_controllen = sizeof cbuf;
+  cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof pass);
+  memcpy(CMSG_DATA(cm), pass, sizeof pass);
+  pollfd pfd{zygote_sock_, POLLIN, 0};
+  char buf[64];
+  ssize_t n = -1;
+  if (sendmsg(zygote_sock_, &msg, 0) >= 0 && poll(&pfd, 1, 30000) == 1)
+    n = recv(zygote_sock_, buf, sizeof buf, 0);
+  fds.close_child_ends();
+  if (n != 20) {
+    fds.close_all();
+    *error = "the zygote stopped answering";
+    return nullptr;
+  }
+  std::string reply(buf, size_t(n));
+  wire::Reader r(reply);
+  int64_t pid = -1, err = 0;
+  uint32_t achieved = 0;
+  r.i64(&pid);
+  r.u32(&achieved);
+  r.i64(&err);
+  if (pid <= 0) {
+    fds.close_all();
+    *error = std::string("the zygote could not fork a child: ") + strerror(int(err));
+    return nullptr;
+  }
+  note_ = "zygote; namespaces=" + namespaces_to_string(achieved);
+  if (achieved != wanted_ns_)
+    note_ += " (wanted " + namespaces_to_string(wanted_ns_) + "; the host refused the rest)";
+  std::unique_ptr<WorkerSession> s(new WorkerSession());
+  s->pid_ = pid_t(pid);
+  s->pid_ns_ = achieved & kNsPid;
+  s->req_fd_ = fds.req[1];
+  s->rep_fd_ = fds.rep[0];
+  s->capture_fd_ = fds.capture;
+  s->status_fd_ = fds.status[0];
+  if (!s->pid_ns_) ::close(s->status_fd_), s->status_fd_ = -1;
+  s->timeout_seconds_ = options_.timeout_seconds;
+  s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
+  return s;
+}
+
+std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
+  if (access(worker_path_.c_str(), X_OK) != 0) {
+    *error = "worker binary not found or not executable: " + worker_path_;
+    return nullptr;
+  }
+  ChildFds fds;
+  if (!fds.make(error)) return (fds.close_all(), nullptr);
+  // Everything the child needs is prepared before clone: between clone and exec only
+  // async-signal-safe calls are allowed (this process may have other threads).
+  std::vector<std::string> env = scrubbed_env();
+  auto envp = cstrs(env);
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  const std::string uid_map = "0 " + std::to_string(uid) + " 1\n";
+  const std::string gid_map = "0 " + std::to_string(gid) + " 1\n";
+  uint32_t bits = wanted_ns_;
+  const uint32_t order[] = {kNsUser, kNsPid, kNsNet, kNsIpc, kNsMount};
+  pid_t pid = -1;
+  std::string policy_hex;
+  std::vector<std::string> argv;
+  std::vector<char*> argvp;
+  for (int attempt = 0; attempt <= 5; ++attempt) {
+    SandboxPolicy policy;
+    policy.memory_limit_bytes = options_.memory_limit_bytes;
+    policy.seccomp = options_.seccomp;
+    policy.namespaces = bits;
+    argv = {worker_path_, "--serve", "--policy", encode_policy(policy)};
+    argvp = cstrs(argv);
+    pid = pid_t(syscall(SYS_clone, clone_flags_for(bits) | SIGCHLD, nullptr, nullptr, nullptr, 0));
+    if (pid == 0) {
+      if (bits & kNsUser) {
+        int f = ::open("/proc/self/setgroups", O_WRONLY);
+        if (f >= 0) (void)!::write(f, "deny", 4), ::close(f);
+        f = ::open("/proc/self/uid_map", O_WRONLY);
+        if (f >= 0) (void)!::write(f, uid_map.data(), uid_map.size()), ::close(f);
+        f = ::open("/proc/self/gid_map", O_WRONLY);
+        if (f >= 0) (void)!::write(f, gid_map.data(), gid_map.size()), ::close(f);
+      }
+      int null_fd = ::open("/dev/null", O_RDONLY);
+      int r = fcntl(fds.req[0], F_DUPFD, 100), p = fcntl(fds.rep[1], F_DUPFD, 100);
+      int c = fcntl(fds.capture, F_DUPFD, 100), st = fcntl(fds.status[1], F_DUPFD, 100);
+      dup2(null_fd, 0);
+      dup2(c, 1);
+      dup2(c, 2);
+      dup2(r, 3);
+      dup2(p, 4);
+      dup2(st, 5);
+      syscall(SYS_close_range, 6, ~0u, 0);
+      setpgid(0, 0);
+      execve(worker_path_.c_str(), argvp.data(), envp.data());
+      _exit(127);
+    }
+    if (pid > 0) break;
+    if (errno != EPERM && errno != EINVAL && errno != ENOSPC && errno != EUSERS) break;
+    if (attempt < 5) bits &= ~order[attempt];
+  }
+  fds.close_child_ends();
+  if (pid < 0) {
+    fds.close_all();
+    *error = std::string("cannot start a worker: ") + strerror(errno);
+    return nullptr;
+  }
+  if (note_.empty() || note_.rfind("fork+exec", 0) != 0) note_ = "fork+exec";
+  note_ = note_.substr(0, note_.find(';')) + "; namespaces=" + namespaces_to_string(bits);
+  std::unique_ptr<WorkerSession> s(new WorkerSession());
+  s->pid_ = pid;
+  s->pid_ns_ = bits & kNsPid;
+  s->req_fd_ = fds.req[1];
+  s->rep_fd_ = fds.rep[0];
+  s->capture_fd_ = fds.capture;
+  s->status_fd_ = fds.status[0];
+  if (!s->pid_ns_) ::close(s->status_fd_), s->status_fd_ = -1;
+  s->timeout_seconds_ = options_.timeout_seconds;
+  s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
+  return s;
+}
+
+WorkerSession::~WorkerSession() {
+  finish();
+  for (int fd : {req_fd_, rep_fd_, capture_fd_, status_fd_})
+    if (fd >= 0) ::close(fd);
+}
+
+void WorkerSession::kill_now() {
+  if (pid_ > 0 && !finished_) {
+    kill(pid_, SIGKILL);
+    kill(-pid_, SIGKILL);
+  }
+}
+
+// Waits for the child and returns its wait status (as the worker saw it, through the pid-namespace
+// init when there is one). *exited=false when it had to be killed.
+int WorkerSession::wait_status(bool* exited) {
+  *exited = true;
+  int status = 0;
+  int32_t worker_status = -1;
+  const int64_t until = std::min(deadline_ms_, wire::now_ms() + 5000);
+  if (status_fd_ >= 0) {
+    pollfd pfd{status_fd_, POLLIN, 0};
+    int64_t left = until - wire::now_ms();
+    if (left > 0 && poll(&pfd, 1, int(left)) == 1 && read(status_fd_, &worker_status, 4) == 4) {
+    } else {
+      worker_status = -1;
+    }
+  }
+  // Reap the direct child (the init, or the worker itself).
+  while (true) {
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (r < 0 && errno != EINTR) break;
+    if (wire::now_ms() >= until) {
+      *exited = false;
+      kill_now();
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    usleep(1000);
+  }
+  finished_ = true;
+  if (status_fd_ >= 0) return worker_status;
+  return status;
+}
+
+Outcome WorkerSession::fail_from_child(wire::ReadStatus rs, const std::string& why) {
+  Outcome o;
+  o.kind = Outcome::Kind::Died;
+  o.category = Category::Crash;
+  if (rs == wire::ReadStatus::Timeout) {
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::TimedOut;
+    o.category = Category::Timeout;
+    o.message = "no reply within the " + std::to_string(timeout_seconds_) +
+                " s wall-clock limit; the process group was killed";
+    return o;
+  }
+  if (rs == wire::ReadStatus::Garbage) kill_now();
+  bool exited = true;
+  int status = wait_status(&exited);
+  std::string how;
+  if (rs == wire::ReadStatus::Garbage) {
+    how = "protocol violation (" + why + "): the child corrupted its reply channel";
+  } else if (status == -1) {
+    how = "the child vanished without a status";
+  } else if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    how = "killed by " + signal_text(sig);
+    if (sig == SIGXCPU) {
+      o.kind = Outcome::Kind::TimedOut;
+      o.category = Category::Timeout;
+      how += " (CPU time limit)";
+    } else if (sig == SIGKILL && exited) {
+      o.kind = Outcome::Kind::OutOfMemory;
+      o.category = Category::OutOfMemory;
+      how += " from outside (the kernel out-of-memory killer)";
+    }
+  } else if (WIFEXITED(status)) {
+    how = "exited with status " + std::to_string(WEXITSTATUS(status)) + " before replying";
+  }
+  std::string tail = read_capture_tail(capture_fd_, 300);
+  o.message = how + (tail.empty() ? "" : "; output: " + tail);
+  return o;
+}
+
+Outcome WorkerSession::load(const std::string& so_path, const std::string& entry, uint8_t poison,
+                            int threads) {
+  wire::LoadRequest req;
+  req.so_path = so_path;
+  req.entry = entry;
+  req.poison_byte = poison;
+  req.intra_op_threads = threads;
+  wire::write_frame(req_fd_, wire::FrameType::Load, wire::encode(req));
+  wire::Frame f;
+  std::string why;
+  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
+  if (rs != wire::ReadStatus::Ok) {
+    Outcome o = fail_from_child(rs, why);
+    if (o.kind == Outcome::Kind::Died) o.message = "while loading the kernel: " + o.message;
+    return o;
+  }
+  wire::LoadReply rep;
+  Outcome o;
+  if (f.type != wire::FrameType::LoadReply || !wire::decode(f.payload, &rep, &why)) {
+    kill_now();
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "protocol violation while loading: unexpected frame";
+    return o;
+  }
+  notes_ = rep.sandbox_notes;
+  if (!rep.ok) {
+    const bool harness = rep.error.rfind("harness:", 0) == 0;
+    o.kind = harness ? Outcome::Kind::HarnessError : Outcome::Kind::LoadFailed;
+    o.category = harness ? Category::HarnessError : Category::LoadError;
+    o.message = rep.error;
+    return o;
+  }
+  signature_ = rep.signature;
+  return o;
+}
+
+Outcome WorkerSession::call(const wire::CaseRequest& request) {
+  Outcome o;
+  if (finished_) {
+    o.kind = Outcome::Kind::HarnessError;
+    o.category = Category::HarnessError;
+    o.message = "call on a finished worker";
+    return o;
+  }
+  wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
+  wire::Frame f;
+  std::string why;
+  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
+  if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+  if (f.type == wire::FrameType::Violation) {
+    wire::Reader r(f.payload);
+    uint64_t nr = 0;
+    r.u64(&nr);
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, int(nr));
+    std::string sys = name ? name : "#" + std::to_string(nr);
+    free(name);
+    bool exited;
+    kill_now();
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "sandbox violation: the kernel called the forbidden system call " + sys;
+    return o;
+  }
+  if (f.type != wire::FrameType::CaseReply || !wire::decode(f.payload, &o.reply, &why) ||
+      o.reply.case_id != request.case_id) {
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "protocol violation: malformed case reply (" + why + ")";
+    return o;
+  }
+  switch (o.reply.code) {
+    case kCallOk: break;
+    case kCallException:
+      o.kind = Outcome::Kind::KernelError;
+      o.category = Category::RuntimeError;
+      o.message = o.reply.message;
+      break;
+    case kCallOutOfMemory:
+      o.kind = Outcome::Kind::OutOfMemory;
+      o.category = Category::OutOfMemory;
+      o.message = o.reply.message;
+      break;
+    case kCallBadArguments:
+      o.kind = Outcome::Kind::LoadFailed;
+      o.category = Category::LoadError;
+      o.message = "the entry's signature does not match the op schema: " + o.reply.message;
+      break;
+    default:
+      o.kind = Outcome::Kind::HarnessError;
+      o.category = Category::HarnessError;
+      o.message = o.reply.message;
+  }
+  return o;
+}
+
+void WorkerSession::finish() {
+  if (finished_ || pid_ <= 0) return;
+  wire::write_frame(req_fd_, wire::FrameType::Bye, "");
+  if (req_fd_ >= 0) ::close(req_fd_), req_fd_ = -1;
+  deadline_ms_ = std::min(deadline_ms_, wire::now_ms() + 2000);
+  bool exited;
+  wait_status(&exited);
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,175 @@
+// Orchestrates one kernel's verification: schema, build, gates in sandboxed children, verdict.
+#include "gauntlet/verify.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+
+#include <torch/version.h>
+
+#include "gauntlet/version.h"
+
+namespace gauntlet {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+nlohmann::json environment_json(const Launcher& launcher, const std::string& sandbox_note) {
+  utsname u{};
+  uname(&u);
+  nlohmann::json env;
+  env["gauntlet"] = GAUNTLET_VERSION_STRING;
+  env["torch"] = TORCH_VERSION;
+  env["compiler"] = std::string("g++ ") + __VERSION__;
+  env["host"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  env["cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
+  env["device"] = "cpu";
+  env["sandbox"] = {{"launcher", launcher.options().use_zygote ? "zygote" : "fork+exec"},
+                    {"isolation", sandbox_note},
+                    {"timeout_seconds", launcher.options().timeout_seconds},
+                    {"memory_limit_bytes", launcher.options().memory_limit_bytes}};
+  return env;
+}
+
+}  // namespace
+
+std::optional<OpSchema> find_schema(const std::string& op, std::string* error) {
+  const std::string dir = default_schema_dir();
+  std::vector<SchemaIssue> issues;
+  const std::string path = dir + "/" + op + ".json";
+  if (access(path.c_str(), R_OK) != 0) {
+    *error = "unknown op '" + op + "' (no schema " + path + "; `gauntlet schemas list` shows the known ops)";
+    return std::nullopt;
+  }
+  auto s = load_schema_file(path, &issues);
+  if (!s) {
+    *error = "schema " + path + " is invalid: " + (issues.empty() ? "" : issues[0].field + ": " + issues[0].message);
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const VerifyOptions& options,
+                                          Launcher& launcher, std::string* error) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto schema = find_schema(manifest.op, error);
+  if (!schema) return std::nullopt;
+  if (manifest.device != "cpu" && manifest.device != "cuda") return (*error = "unknown device " + manifest.device, std::nullopt);
+  const std::vector<DType> allowed = schema->float_dtypes();
+  for (DType d : manifest.dtypes)
+    if (std::find(allowed.begin(), allowed.end(), d) == allowed.end())
+      return (*error = std::string("dtype ") + dtype_name(d) + " is outside the schema of " + manifest.op, std::nullopt);
+  for (const auto& [name, v] : manifest.attrs)
+    if (!schema->attribute(name)) return (*error = "op " + manifest.op + " has no attribute '" + name + "'", std::nullopt);
+  for (const auto& [name, lim] : manifest.shapes)
+    if (!schema->dims.count(name)) return (*error = "op " + manifest.op + " has no dim '" + name + "'", std::nullopt);
+  if (access(manifest.source.c_str(), R_OK) != 0)
+    return (*error = "cannot read kernel source " + manifest.source, std::nullopt);
+  for (const std::string& g : options.gates)
+    if (!make_gate(g)) return (*error = "unknown gate '" + g + "'", std::nullopt);
+
+  KernelReport report;
+  report.op = manifest.op;
+  report.source = manifest.source;
+  report.seed = options.seed;
+  report.schema_hash = sha256_file_hex(schema->source_file);
+
+  BuildRequest req;
+  req.source_path = manifest.source;
+  req.entries = {manifest.entry};
+  if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
+  req.device = manifest.device;
+  report.build = build_kernel(req, default_build_config());
+  report.kernel_hash = report.build.source_hash.empty() ? sha256_file_hex(manifest.source) : report.build.source_hash;
+
+  CaseSpace space(*schema, manifest);
+  GateContext ctx{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
+                  report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, ""};
+  std::vector<std::string> names = options.gates.empty() ? gate_names() : options.gates;
+  for (const std::string& name : names) {
+    const auto g0 = std::chrono::steady_clock::now();
+    GateVerdict v;
+    if (!report.build.ok) {
+      v.name = name;
+      v.status = Status::Error;
+      v.category = Category::BuildError;
+      v.message = "the kernel did not build: " + report.build.error;
+    } else if (space.dtypes().empty()) {
+      v.name = name;
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "the manifest's dtypes leave nothing of the schema's domain";
+    } else {
+      v = make_gate(name)->run(ctx);
+    }
+    v.seconds = seconds_since(g0);
+    if (options.progress)
+      std::fprintf(stderr, "  %-15s %-13s %.2fs\n", name.c_str(), status_name(v.status), v.seconds);
+    report.gates.push_back(std::move(v));
+  }
+  bool any_fail = false, any_error = false;
+  for (const GateVerdict& v : report.gates) {
+    any_fail |= v.status == Status::Fail;
+    any_error |= v.status == Status::Error || v.status == Status::HarnessError;
+  }
+  report.verdict = any_fail ? "fail" : any_error ? "error" : "pass";
+  report.environment = environment_json(launcher, ctx.sandbox_note);
+  if (!report.build.ok || report.build.cache_hit || report.build.seconds > 0)
+    report.environment["build"] = {{"cache_hit", report.build.cache_hit}, {"seconds", report.build.seconds},
+                                   {"prelude", report.build.prelude}};
+  report.seconds = seconds_since(t0);
+  return report;
+}
+
+std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Launcher& launcher, std::string* error) {
+  auto schema = find_schema(manifest.op, error);
+  if (!schema) return std::nullopt;
+  BuildRequest req;
+  req.source_path = manifest.source;
+  req.entries = {manifest.entry};
+  req.device = manifest.device;
+  BuildResult build = build_kernel(req, default_build_config());
+  KbCheckResult result;
+  if (!build.ok) return (result.reason = "build failed: " + build.error, result);
+  CaseSpace space(*schema, manifest);
+  DType dtype = DType::Float32;
+  if (std::find(space.dtypes().begin(), space.dtypes().end(), dtype) == space.dtypes().end()) {
+    if (space.dtypes().empty()) return (*error = "no dtype to check", std::nullopt);
+    dtype = space.dtypes()[0];
+  }
+  GateContext ctx{*schema, manifest, space, launcher, build.so_path, build.source_hash, "", 0, 1, "", ""};
+  GateVerdict failed;
+  auto session = open_session(ctx, "kbcheck", &failed);
+  if (!session) return (result.reason = failed.message, result);
+  for (int trial = 0; trial < 5; ++trial) {
+    Case c;
+    if (!space.fixed_case(dtype, Distribution::Uniform01, 0x4B42ull + uint64_t(trial), &c, error)) return std::nullopt;
+    CaseRun run = run_case(ctx, *session, c);
+    if (run.outcome.kind != Outcome::Kind::Ok) return (result.reason = "trial " + std::to_string(trial) + ": " + run.outcome.message, result);
+    const auto& outs = run.outcome.reply.calls.at(0).outputs;
+    if (outs.size() != run.oracle.outputs.size()) return (result.reason = "output count differs", result);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i].sizes() != run.oracle.outputs[i].sizes()) return (result.reason = "output shape differs", result);
+      // The reference a KernelBench-style harness uses: the library op in the same dtype.
+      at::Tensor ref = run.oracle.outputs[i].to(outs[i].scalar_type()).to(at::kDouble);
+      at::Tensor got = outs[i].to(at::kDouble);
+      if (!at::allclose(got, ref, 1e-2, 1e-2))
+        return (result.reason = "trial " + std::to_string(trial) + ": allclose(rtol=1e-2, atol=1e-2) fails", result);
+    }
+  }
+  result.accepted = true;
+  result.reason = "5 trials of U[0,1) inputs at one shape pass allclose(1e-2)";
+  return result;
+}
+
+int exit_code_for(const KernelReport& r) {
+  for (const GateVerdict& v : r.gates)
+    if (v.status == Status::HarnessError) return 2;
+  return r.verdict == "pass" ? 0 : 1;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,156 @@
+// Entering the sandbox inside a worker child: private /tmp, privilege drop, rlimits, seccomp filter.
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+
+#include "gauntlet/wire.h"
+#include "worker.h"
+
+namespace gauntlet::worker {
+namespace {
+
+// Reports a trapped forbidden system call as a Violation frame, then dies. Async-signal-safe:
+// builds the frame by hand in a stack buffer (same layout as wire::write_frame).
+void on_sigsys(int, siginfo_t* info, void*) {
+  unsigned char buf[16 + 8 + 8];
+  const uint32_t magic = wire::kMagic, type = uint32_t(wire::FrameType::Violation);
+  const uint64_t len = 8;
+  const uint64_t nr = uint64_t(int64_t(info->si_syscall));
+  auto put = [&](int at, uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) buf[at + i] = (unsigned char)(v >> (8 * i));
+  };
+  put(0, magic, 4);
+  put(4, type, 4);
+  put(8, len, 8);
+  put(16, nr, 8);
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 16; i < 24; ++i) h = (h ^ buf[i]) * 1099511628211ull;
+  put(24, h, 8);
+  ssize_t ignored = ::write(kReplyFd, buf, sizeof buf);
+  (void)ignored;
+  _exit(101);
+}
+
+bool install_seccomp(std::string* error) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return (*error = "seccomp_init failed", false);
+  const uint32_t trap = SCMP_ACT_TRAP;
+  // Network, process creation and execution, tracing, namespace and mount changes.
+  const int trapped[] = {SCMP_SYS(socket),   SCMP_SYS(socketpair),    SCMP_SYS(connect),
+                         SCMP_SYS(bind),     SCMP_SYS(listen),        SCMP_SYS(accept),
+                         SCMP_SYS(accept4),  SCMP_SYS(execve),        SCMP_SYS(execveat),
+                         SCMP_SYS(fork),     SCMP_SYS(vfork),         SCMP_SYS(ptrace),
+                         SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
+                         SCMP_SYS(mount),    SCMP_SYS(umount2),       SCMP_SYS(unshare),
+                         SCMP_SYS(setns),    SCMP_SYS(chroot),        SCMP_SYS(pivot_root),
+                         SCMP_SYS(bpf),      SCMP_SYS(perf_event_open), SCMP_SYS(keyctl),
+                         SCMP_SYS(add_key),  SCMP_SYS(request_key),   SCMP_SYS(io_uring_setup),
+                         SCMP_SYS(kexec_load), SCMP_SYS(init_module), SCMP_SYS(finit_module)};
+  int rc = 0;
+  for (int sc : trapped) rc |= seccomp_rule_add(ctx, trap, sc, 0);
+  // clone without CLONE_THREAD makes a process; threads (CLONE_THREAD) stay allowed.
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  // clone3's flags live in memory the filter cannot read: refuse it so libc falls back to clone.
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  // A kernel must not replace the SIGSYS reporter.
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1,
+                         SCMP_A0(SCMP_CMP_EQ, SIGSYS));
+  if (rc != 0) {
+    seccomp_release(ctx);
+    return (*error = "seccomp rule setup failed", false);
+  }
+  rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) return (*error = std::string("seccomp_load failed: ") + strerror(-rc), false);
+  return true;
+}
+
+bool copy_file(const std::string& from, const std::string& to) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return false;
+  struct stat st {};
+  fstat(in, &st);
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+  if (out < 0) {
+    ::close(in);
+    return false;
+  }
+  off_t off = 0;
+  bool ok = true;
+  while (off < st.st_size) {
+    ssize_t k = sendfile(out, in, &off, size_t(st.st_size - off));
+    if (k <= 0) {
+      ok = false;
+      break;
+    }
+  }
+  ::close(in);
+  ::close(out);
+  return ok;
+}
+
+}  // namespace
+
+bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::string* notes,
+                   std::string* error) {
+  std::string layers = "namespaces=" + namespaces_to_string(policy.namespaces);
+  if ((policy.namespaces & kNsMount) && policy.private_tmp) {
+    // Keep our mounts from propagating back, then give the child its own empty /tmp.
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+        mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777") == 0) {
+      const std::string local = "/tmp/gauntlet-kernel.so";
+      if (!so_path->empty()) {
+        if (!copy_file(*so_path, local)) return (*error = "cannot copy the kernel into the sandbox /tmp", false);
+        *so_path = local;
+      }
+      layers += " private-tmp";
+    } else {
+      layers += " private-tmp=unavailable(" + std::string(strerror(errno)) + ")";
+    }
+  }
+  if (policy.drop_privileges && geteuid() == 0 && !(policy.namespaces & kNsUser)) {
+    // Root outside a user namespace: become nobody so the kernel owns nothing.
+    if (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+        setresuid(65534, 65534, 65534) != 0)
+      return (*error = std::string("cannot drop privileges: ") + strerror(errno), false);
+    layers += " uid=nobody";
+  }
+  auto limit = [](int res, int64_t v) {
+    rlimit rl{rlim_t(v), rlim_t(v)};
+    return setrlimit(res, &rl) == 0;
+  };
+  bool rl_ok = limit(RLIMIT_CORE, 0) && limit(RLIMIT_FSIZE, policy.file_size_bytes) &&
+               limit(RLIMIT_NOFILE, 256);
+  if (policy.memory_limit_bytes > 0) rl_ok = rl_ok && limit(RLIMIT_DATA, policy.memory_limit_bytes);
+  if (policy.cpu_seconds > 0) rl_ok = rl_ok && limit(RLIMIT_CPU, policy.cpu_seconds);
+  if (!rl_ok) return (*error = std::string("setrlimit failed: ") + strerror(errno), false);
+  layers += " rlimits";
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return (*error = "PR_SET_NO_NEW_PRIVS failed", false);
+  if (policy.seccomp) {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSYS, &sa, nullptr);
+    if (!install_seccomp(error)) return false;
+    layers += " seccomp";
+  }
+  *notes = layers;
+  return true;
+}
+
+}  // namespace gauntlet::worker

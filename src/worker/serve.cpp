@@ -1,0 +1,174 @@
+// The worker's serve loop: load the kernel inside the sandbox, run each case, return raw outputs.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <ATen/Parallel.h>
+#include <c10/core/CPUAllocator.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gauntlet/kernel_abi.h"
+#include "gauntlet/wire.h"
+#include "worker.h"
+
+namespace gauntlet::worker {
+namespace {
+
+// Fills every fresh CPU allocation with a sentinel byte, so an output element the kernel never
+// writes shows up as the sentinel instead of as whatever memory happened to hold.
+struct PoisoningAllocator final : at::Allocator {
+  at::Allocator* base = nullptr;
+  uint8_t byte = 0xA5;
+  at::DataPtr allocate(size_t n) const override {
+    at::DataPtr p = base->allocate(n);
+    if (n && p.get()) std::memset(p.get(), byte, n);
+    return p;
+  }
+  at::DeleterFnPtr raw_deleter() const override { return base->raw_deleter(); }
+};
+PoisoningAllocator g_poison;
+
+constexpr int32_t kWorkerInternalError = 100;
+
+bool reply(wire::FrameType t, const std::string& payload) { return wire::write_frame(kReplyFd, t, payload); }
+
+bool send_load_reply(bool ok, const std::string& error, const std::string& sig, const std::string& notes) {
+  wire::LoadReply r;
+  r.ok = ok;
+  r.error = error;
+  r.signature = sig;
+  r.sandbox_notes = notes;
+  return reply(wire::FrameType::LoadReply, wire::encode(r));
+}
+
+bool overlaps(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.defined() || !b.defined() || !a.has_storage() || !b.has_storage()) return false;
+  auto pa = static_cast<const char*>(a.storage().data());
+  auto pb = static_cast<const char*>(b.storage().data());
+  size_t na = a.storage().nbytes(), nb = b.storage().nbytes();
+  if (!pa || !pb || na == 0 || nb == 0) return false;
+  return pa < pb + nb && pb < pa + na;
+}
+
+std::string storage_bytes(const at::Tensor& t) {
+  if (!t.has_storage() || t.storage().nbytes() == 0) return {};
+  return std::string(static_cast<const char*>(t.storage().data()), t.storage().nbytes());
+}
+
+wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req) {
+  wire::CaseReply rep;
+  rep.case_id = req.case_id;
+  std::vector<KernelArg> args(req.args.size());
+  std::vector<at::Tensor> inputs;
+  std::vector<std::string> before;
+  for (size_t i = 0; i < req.args.size(); ++i) {
+    const wire::Arg& a = req.args[i];
+    args[i].kind = KernelArg::Kind(uint8_t(a.kind));
+    args[i].tensor = a.tensor;
+    args[i].i = a.i;
+    args[i].d = a.d;
+    args[i].b = a.b;
+    if (a.kind == wire::Arg::Kind::Tensor) {
+      inputs.push_back(a.tensor);
+      before.push_back(storage_bytes(a.tensor));
+    }
+  }
+  double seconds = 0;
+  for (uint32_t call = 0; call < std::max<uint32_t>(1, req.repeat); ++call) {
+    std::vector<at::Tensor> outs;
+    std::string error;
+    auto t0 = std::chrono::steady_clock::now();
+    int code = entry.invoke(&args, &outs, &error);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (code != kCallOk) {
+      rep.code = code;
+      rep.message = error;
+      rep.calls.clear();
+      return rep;
+    }
+    wire::CallOutputs co;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const at::Tensor& t = outs[i];
+      if (!t.defined()) {
+        rep.code = kCallException;
+        rep.message = "entry returned an undefined tensor as output " + std::to_string(i);
+        rep.calls.clear();
+        return rep;
+      }
+      int32_t ai = -1, ao = -1;
+      for (size_t j = 0; j < inputs.size() && ai < 0; ++j)
+        if (overlaps(t, inputs[j])) ai = int32_t(j);
+      for (size_t j = 0; j < i && ao < 0; ++j)
+        if (overlaps(t, outs[j])) ao = int32_t(j);
+      co.devices.push_back(t.device().str());
+      co.alias_input.push_back(ai);
+      co.alias_output.push_back(ao);
+      co.output_contiguous.push_back(t.is_contiguous());
+      // Copy now: a later call may reuse (and overwrite) the same buffer.
+      co.outputs.push_back(t.cpu().contiguous().clone());
+    }
+    rep.calls.push_back(std::move(co));
+  }
+  for (size_t j = 0; j < inputs.size(); ++j)
+    if (storage_bytes(inputs[j]) != before[j]) rep.inputs_unchanged = false;
+  rep.kernel_seconds = seconds;
+  return rep;
+}
+
+}  // namespace
+
+int serve(const SandboxPolicy& policy) {
+  wire::Frame f;
+  std::string why;
+  if (wire::read_frame(kRequestFd, &f, -1, &why) != wire::ReadStatus::Ok || f.type != wire::FrameType::Load)
+    return 3;
+  wire::LoadRequest load;
+  if (!wire::decode(f.payload, &load, &why)) return (send_load_reply(false, "harness: " + why, "", ""), 3);
+
+  std::string so_path = load.so_path, notes, error;
+  if (!enter_sandbox(policy, &so_path, &notes, &error))
+    return (send_load_reply(false, "harness: sandbox setup failed: " + error, "", ""), 3);
+
+  at::set_num_threads(std::max(1, load.intra_op_threads));
+  g_poison.base = c10::GetCPUAllocator();
+  g_poison.byte = load.poison_byte;
+  c10::SetCPUAllocator(&g_poison, /*priority=*/100);
+
+  void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return (send_load_reply(false, std::string("dlopen failed: ") + dlerror(), "", notes), 4);
+  auto entries_fn = reinterpret_cast<GauntletEntriesFn>(dlsym(handle, GAUNTLET_ENTRIES_SYMBOL));
+  if (!entries_fn)
+    return (send_load_reply(false, "the shared object has no gauntlet entry table (not built by gauntlet?)", "", notes), 4);
+  const KernelEntry* entry = nullptr;
+  for (const KernelEntry* e = entries_fn(); e && e->name; ++e)
+    if (load.entry == e->name) entry = e;
+  if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
+  if (!send_load_reply(true, "", entry->signature, notes)) return 5;
+
+  while (true) {
+    wire::ReadStatus s = wire::read_frame(kRequestFd, &f, -1, &why);
+    if (s != wire::ReadStatus::Ok || f.type == wire::FrameType::Bye) return 0;
+    if (f.type != wire::FrameType::Case) return 3;
+    wire::CaseRequest req;
+    wire::CaseReply rep;
+    if (!wire::decode(f.payload, &req, &why)) {
+      rep.code = kWorkerInternalError;
+      rep.message = "worker could not decode the case: " + why;
+    } else {
+      try {
+        rep = run_case(*entry, req);
+      } catch (const std::exception& e) {
+        rep = wire::CaseReply{};
+        rep.case_id = req.case_id;
+        rep.code = kWorkerInternalError;
+        rep.message = std::string("worker error: ") + e.what();
+      }
+    }
+    if (!reply(wire::FrameType::CaseReply, wire::encode(rep))) return 5;
+  }
+}
+
+}  // namespace gauntlet::worker

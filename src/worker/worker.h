@@ -1,0 +1,33 @@
+// Internal interface of the sandboxed worker: entering the sandbox, serving cases, the zygote.
+#pragma once
+#include <string>
+
+#include "gauntlet/sandbox_policy.h"
+
+namespace gauntlet::worker {
+
+// File descriptors every worker child uses (set up by its creator).
+constexpr int kRequestFd = 3;   // frames from the parent
+constexpr int kReplyFd = 4;     // frames to the parent
+constexpr int kControlFd = 3;   // the zygote's control socket
+
+// Applied in the child before the kernel is loaded: mounts (private /tmp), the kernel copied into
+// it, privileges dropped, rlimits, no-new-privs and the seccomp filter. `so_path` is updated to
+// the path the kernel can be loaded from afterwards. Returns false with *error on failure;
+// `notes` says which layers are active.
+bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::string* notes,
+                   std::string* error);
+
+// Serves Load, then Case frames until Bye or EOF. Returns the process exit code.
+int serve(const SandboxPolicy& policy);
+
+// Child side of a spawn: as pid 1 of a pid namespace, an init that forks the worker and reports its
+// wait status on fd 5; otherwise the worker itself.
+int run_child(SandboxPolicy policy);
+// Puts the sandbox fds at 3 (requests), 4 (replies), 1 and 2 (capture), 5 (status, or -1) and closes the rest.
+void arrange_fds(int req, int rep, int capture, int status);
+
+// The zygote loop on kControlFd: forks sandboxed children on request. Returns the exit code.
+int zygote_main();
+
+}  // namespace gauntlet::worker

@@ -1,0 +1,197 @@
+// The zygote: loads LibTorch once, then forks one sandboxed child per (kernel, gate) on request.
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "gauntlet/wire.h"
+#include "worker.h"
+
+namespace gauntlet::worker {
+
+constexpr int kStatusFd = 5;  // pid-namespace init reports the worker's wait status here
+
+int count_threads() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+// Runs as the child that owns the sandbox fds. As pid 1 of a new pid namespace it is only an
+// init: it forks the real worker (so signals and faults behave normally for it) and reports the
+// worker's wait status on kStatusFd.
+int run_child(SandboxPolicy policy) {
+  if (getpid() == 1) {
+    pid_t w = fork();
+    if (w == 0) {
+      ::close(kStatusFd);
+      _exit(serve(policy));
+    }
+    if (w < 0) _exit(3);
+    int status = 0;
+    while (waitpid(w, &status, 0) < 0 && errno == EINTR) {
+    }
+    int32_t s = status;
+    ssize_t ignored = ::write(kStatusFd, &s, sizeof s);
+    (void)ignored;
+    _exit(0);
+  }
+  return serve(policy);
+}
+
+// Moves the passed descriptors to their fixed numbers and closes everything else.
+void arrange_fds(int req, int rep, int capture, int status) {
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  // Park them high first so dup2 onto 3..5 cannot clobber one another.
+  int r = fcntl(req, F_DUPFD, 100), p = fcntl(rep, F_DUPFD, 100);
+  int c = fcntl(capture, F_DUPFD, 100), s = status >= 0 ? fcntl(status, F_DUPFD, 100) : -1;
+  dup2(null_fd, 0);
+  dup2(c, 1);
+  dup2(c, 2);
+  dup2(r, kRequestFd);
+  dup2(p, kReplyFd);
+  if (s >= 0) dup2(s, kStatusFd);
+  syscall(SYS_close_range, s >= 0 ? 6 : 5, ~0u, 0);
+}
+
+namespace {
+
+std::set<pid_t> g_children;
+
+bool recv_spawn(int sock, uint32_t* ns_wanted, std::string* policy_hex, int fds[4]) {
+  char buf[4096];
+  char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+  iovec iov{buf, sizeof buf};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cbuf;
+  msg.msg_controllen = sizeof cbuf;
+  ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  if (n <= 0) return false;
+  cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+  if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * 4)) return false;
+  memcpy(fds, CMSG_DATA(cm), sizeof(int) * 4);
+  std::string payload(buf, size_t(n));
+  wire::Reader r(payload);
+  return r.u32(ns_wanted) && r.str(policy_hex) && r.at_end();
+}
+
+// Clone with as many of the wanted namespaces as the host allows, dropping the ones refused.
+pid_t clone_sandboxed(uint32_t wanted, uint32_t* achieved) {
+  const uint32_t order[] = {kNsUser, kNsPid, kNsNet, kNsIpc, kNsMount};
+  uint32_t bits = wanted;
+  for (int attempt = 0; attempt <= 5; ++attempt) {
+    pid_t pid = pid_t(syscall(SYS_clone, clone_flags_for(bits) | SIGCHLD, nullptr, nullptr, nullptr, 0));
+    if (pid >= 0) {
+      *achieved = bits;
+      return pid;
+    }
+    if (errno != EPERM && errno != EINVAL && errno != ENOSPC && errno != EUSERS) return -1;
+    if (attempt < 5) bits &= ~order[attempt];
+  }
+  return -1;
+}
+
+void write_id_maps(uid_t uid, gid_t gid) {
+  auto put = [](const char* path, const std::string& text) {
+    int fd = ::open(path, O_WRONLY);
+    if (fd >= 0) {
+      ssize_t ignored = ::write(fd, text.data(), text.size());
+      (void)ignored;
+      ::close(fd);
+    }
+  };
+  put("/proc/self/setgroups", "deny");
+  put("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n");
+  put("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n");
+}
+
+}  // namespace
+
+int zygote_main() {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const int sock = kControlFd;
+  // Children forked from a multithreaded process can deadlock; tell the parent to fall back.
+  wire::Writer hello;
+  hello.u32(uint32_t(count_threads()));
+  if (send(sock, hello.bytes().data(), hello.bytes().size(), 0) < 0) return 3;
+  signal(SIGPIPE, SIG_IGN);
+  while (true) {
+    uint32_t wanted = 0;
+    std::string policy_hex;
+    int fds[4] = {-1, -1, -1, -1};
+    if (!recv_spawn(sock, &wanted, &policy_hex, fds)) break;
+    SandboxPolicy policy;
+    int32_t result_pid = -1, err = 0;
+    uint32_t achieved = 0;
+    int report[2];
+    if (decode_policy(policy_hex, &policy) && pipe2(report, O_CLOEXEC) == 0) {
+      const uid_t uid = getuid();
+      const gid_t gid = getgid();
+      pid_t mid = fork();
+      if (mid == 0) {
+        // Intermediate: clone the sandboxed child and exit, so the child is re-parented to
+        // gauntlet (a child subreaper), which can then wait for it and kill it directly.
+        ::close(report[0]);
+        uint32_t got = 0;
+        pid_t c = clone_sandboxed(wanted, &got);
+        if (c == 0) {
+          if (got & kNsUser) write_id_maps(uid, gid);
+          arrange_fds(fds[0], fds[1], fds[2], (got & kNsPid) ? fds[3] : -1);
+          setpgid(0, 0);
+          policy.namespaces = got;
+          _exit(run_child(policy));
+        }
+        int32_t msg[3] = {int32_t(c), int32_t(got), c < 0 ? errno : 0};
+        ssize_t ignored = ::write(report[1], msg, sizeof msg);
+        (void)ignored;
+        _exit(0);
+      }
+      ::close(report[1]);
+      int32_t msg[3] = {-1, 0, EIO};
+      if (mid > 0) {
+        ssize_t k = ::read(report[0], msg, sizeof msg);
+        if (k != sizeof msg) msg[0] = -1;
+        while (waitpid(mid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      } else {
+        msg[2] = errno;
+      }
+      ::close(report[0]);
+      result_pid = msg[0];
+      achieved = uint32_t(msg[1]);
+      err = msg[2];
+      if (result_pid > 0) g_children.insert(result_pid);
+    } else {
+      err = EINVAL;
+    }
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);
+    wire::Writer w;
+    w.i64(result_pid);
+    w.u32(achieved);
+    w.i64(err);
+    if (send(sock, w.bytes().data(), w.bytes().size(), 0) < 0) break;
+  }
+  // The parent went away: take every child we started with us.
+  for (pid_t p : g_children) kill(p, SIGKILL);
+  return 0;
+}
+
+}  // namespace gauntlet::worker
