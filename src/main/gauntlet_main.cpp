@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gauntlet/oracle.h"
+#include "gauntlet/selftest.h"
 #include "gauntlet/verify.h"
 #include "gauntlet/version.h"
 
@@ -193,6 +194,18 @@ int main(int argc, char** argv) {
   CLI::App* kb = app.add_subcommand("kbcheck", "the KernelBench-style check (5 U[0,1) trials, one shape, allclose 1e-2), for comparison");
   add_kernel_flags(kb, kf);
 
+  SelftestOptions st;
+  VerifyFlags sf;
+  CLI::App* selftest = app.add_subcommand("selftest", "run the corpus' planted bugs and controls and check each verdict");
+  selftest->add_option("--corpus", st.corpus_dir, "corpus directory (default: the bundled corpus)");
+  selftest->add_option("--filter", st.filter, "only kernels whose manifest path contains this");
+  selftest->add_option("--seed", st.seed, "master seed (default 1)");
+  selftest->add_option("--json", st.json_path, "write every kernel's report as a JSON array");
+  selftest->add_flag("--no-kbcheck", [&](int64_t) { st.kbcheck = false; }, "skip the KernelBench-style comparison");
+  selftest->add_option("--timeout", sf.timeout, "wall-clock seconds per gate process (default 60)");
+  selftest->add_option("--memory-limit", sf.memory, "host memory per gate process (default 4G)");
+  selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
+
   std::string schema_action;
   std::vector<std::string> schema_args;
   CLI::App* schemas = app.add_subcommand("schemas", "list, show or lint the op schemas");
@@ -213,6 +226,13 @@ int main(int argc, char** argv) {
   try {
     if (verify->parsed()) return run_verify(vf);
     if (kb->parsed()) return run_kbcheck(kf);
+    if (selftest->parsed()) {
+      std::string error;
+      SandboxOptions sopts = sandbox_from(sf, &error);
+      if (!error.empty()) return fail_usage(error);
+      Launcher launcher(sopts);
+      return run_selftest(st, launcher, stdout);
+    }
     if (schemas->parsed()) return run_schemas(schema_action, schema_args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gauntlet: harness error: %s\n", e.what());

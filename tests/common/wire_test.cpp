@@ -1,0 +1,171 @@
+// Tests of the parent/worker wire format: frames, garbage detection, tensors with their exact views.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "gauntlet/wire.h"
+
+using namespace gauntlet;
+using namespace gauntlet::wire;
+
+namespace {
+
+struct Pipe {
+  int fds[2];
+  Pipe() { EXPECT_EQ(pipe(fds), 0); }
+  ~Pipe() {
+    close(fds[0]);
+    close(fds[1]);
+  }
+};
+
+TEST(Wire, FrameRoundTrip) {
+  Pipe p;
+  ASSERT_TRUE(write_frame(p.fds[1], FrameType::Case, "hello"));
+  Frame f;
+  std::string why;
+  ASSERT_EQ(read_frame(p.fds[0], &f, now_ms() + 1000, &why), ReadStatus::Ok);
+  EXPECT_EQ(f.type, FrameType::Case);
+  EXPECT_EQ(f.payload, "hello");
+}
+
+TEST(Wire, GarbageIsDetectedNotTrusted) {
+  Pipe p;
+  const char junk[] = "this is not a frame at all, just noise from a kernel";
+  ASSERT_GT(write(p.fds[1], junk, sizeof junk), 0);
+  Frame f;
+  std::string why;
+  EXPECT_EQ(read_frame(p.fds[0], &f, now_ms() + 1000, &why), ReadStatus::Garbage);
+  EXPECT_FALSE(why.empty());
+}
+
+TEST(Wire, CorruptedPayloadFailsChecksum) {
+  Pipe p;
+  Writer h;
+  h.u32(kMagic);
+  h.u32(uint32_t(FrameType::CaseReply));
+  h.u64(3);
+  h.raw("abc", 3);
+  h.u64(12345);  // wrong checksum
+  ASSERT_GT(write(p.fds[1], h.bytes().data(), h.bytes().size()), 0);
+  Frame f;
+  std::string why;
+  EXPECT_EQ(read_frame(p.fds[0], &f, now_ms() + 1000, &why), ReadStatus::Garbage);
+  EXPECT_NE(why.find("checksum"), std::string::npos);
+}
+
+TEST(Wire, EofAndTimeout) {
+  Pipe p;
+  Frame f;
+  std::string why;
+  EXPECT_EQ(read_frame(p.fds[0], &f, now_ms() + 50, &why), ReadStatus::Timeout);
+  close(p.fds[1]);
+  p.fds[1] = dup(p.fds[0]);  // keep the destructor balanced
+  Pipe q;
+  close(q.fds[1]);
+  q.fds[1] = dup(q.fds[0]);
+  int r[2];
+  ASSERT_EQ(pipe(r), 0);
+  close(r[1]);
+  EXPECT_EQ(read_frame(r[0], &f, now_ms() + 1000, &why), ReadStatus::Eof);
+  close(r[0]);
+}
+
+TEST(Wire, NonContiguousTensorKeepsItsView) {
+  at::Tensor base = at::arange(24, at::kFloat).reshape({4, 6});
+  at::Tensor view = base.t().slice(0, 1, 5, 2);  // transposed and stepped, with a storage offset
+  Writer w;
+  put_tensor(w, view);
+  Reader r(w.bytes());
+  at::Tensor back;
+  std::string why;
+  ASSERT_TRUE(get_tensor(r, &back, &why)) << why;
+  EXPECT_EQ(back.sizes(), view.sizes());
+  EXPECT_EQ(back.strides(), view.strides());
+  EXPECT_EQ(back.storage_offset(), view.storage_offset());
+  EXPECT_TRUE(at::equal(back, view));
+}
+
+TEST(Wire, ExpandedTensorSendsOnlyItsStorage) {
+  at::Tensor row = at::arange(5, at::kHalf);
+  at::Tensor expanded = row.expand({1000, 5});
+  Writer w;
+  put_tensor(w, expanded);
+  EXPECT_LT(w.bytes().size(), 200u);
+  Reader r(w.bytes());
+  at::Tensor back;
+  std::string why;
+  ASSERT_TRUE(get_tensor(r, &back, &why));
+  EXPECT_EQ(back.stride(0), 0);
+  EXPECT_TRUE(at::equal(back, expanded));
+}
+
+TEST(Wire, ViewOutsideStorageIsRejected) {
+  Writer w;
+  w.u8(uint8_t(DType::Float32));
+  w.u8(1);
+  w.i64(10);  // 10 elements
+  w.i64(1);
+  w.i64(0);
+  w.u64(16);  // but only 4 in storage
+  w.raw("0123456789abcdef", 16);
+  Reader r(w.bytes());
+  at::Tensor t;
+  std::string why;
+  EXPECT_FALSE(get_tensor(r, &t, &why));
+  EXPECT_NE(why.find("exceeds"), std::string::npos);
+}
+
+TEST(Wire, CaseMessagesRoundTrip) {
+  CaseRequest req;
+  req.case_id = 42;
+  req.repeat = 3;
+  Arg t;
+  t.tensor = at::randn({3, 4});
+  Arg i;
+  i.kind = Arg::Kind::Int;
+  i.i = -1;
+  Arg d;
+  d.kind = Arg::Kind::Double;
+  d.d = 1e-5;
+  Arg b;
+  b.kind = Arg::Kind::Bool;
+  b.b = true;
+  req.args = {t, i, d, b};
+  CaseRequest back;
+  std::string why;
+  ASSERT_TRUE(decode(encode(req), &back, &why)) << why;
+  EXPECT_EQ(back.case_id, 42u);
+  EXPECT_EQ(back.repeat, 3u);
+  ASSERT_EQ(back.args.size(), 4u);
+  EXPECT_TRUE(at::equal(back.args[0].tensor, t.tensor));
+  EXPECT_EQ(back.args[1].i, -1);
+  EXPECT_EQ(back.args[2].d, 1e-5);
+  EXPECT_TRUE(back.args[3].b);
+
+  CaseReply rep;
+  rep.case_id = 42;
+  CallOutputs co;
+  co.outputs = {at::ones({2}, at::kBFloat16)};
+  co.devices = {"cpu"};
+  co.alias_input = {0};
+  co.alias_output = {-1};
+  co.output_contiguous = {true};
+  rep.calls = {co};
+  rep.inputs_unchanged = false;
+  CaseReply rback;
+  ASSERT_TRUE(decode(encode(rep), &rback, &why)) << why;
+  ASSERT_EQ(rback.calls.size(), 1u);
+  EXPECT_EQ(rback.calls[0].alias_input[0], 0);
+  EXPECT_EQ(rback.calls[0].alias_output[0], -1);
+  EXPECT_FALSE(rback.inputs_unchanged);
+  EXPECT_TRUE(at::equal(rback.calls[0].outputs[0], co.outputs[0]));
+
+  // Truncation anywhere is detected.
+  std::string bytes = encode(rep);
+  for (size_t cut : {size_t(1), bytes.size() / 2, bytes.size() - 1}) {
+    CaseReply partial;
+    EXPECT_FALSE(decode(bytes.substr(0, cut), &partial, &why));
+  }
+}
+
+}  // namespace

@@ -1,0 +1,101 @@
+// Tests of cases: deterministic materialization, exact dtype rounding, replay JSON round trip.
+#include <gtest/gtest.h>
+
+#include "gauntlet/case.h"
+#include "gauntlet/numerics.h"
+
+using namespace gauntlet;
+
+namespace {
+
+TensorRecipe recipe(DType dt, Distribution dist, std::vector<int64_t> shape) {
+  TensorRecipe r;
+  r.name = "x";
+  r.dtype = dt;
+  r.distribution = dist;
+  r.shape = shape;
+  r.seed = 0xC0FFEE;
+  r.stream = 0;
+  return r;
+}
+
+TEST(Case, MaterializeIsAPureFunctionOfTheRecipe) {
+  for (Distribution dist : accuracy_distributions()) {
+    TensorRecipe r = recipe(DType::BFloat16, dist, {7, 33});
+    at::Tensor a = materialize(r), b = materialize(r);
+    EXPECT_TRUE(at::equal(a, b)) << distribution_name(dist);
+    EXPECT_EQ(a.scalar_type(), at::kBFloat16);
+    r.seed += 1;
+    EXPECT_FALSE(at::equal(a, materialize(r))) << distribution_name(dist);
+  }
+}
+
+TEST(Case, DistributionsHaveTheirShape) {
+  at::Tensor small = materialize(recipe(DType::Float32, Distribution::Small, {10000})).to(at::kDouble);
+  at::Tensor large = materialize(recipe(DType::Float32, Distribution::Large, {10000})).to(at::kDouble);
+  at::Tensor pos = materialize(recipe(DType::Float32, Distribution::OneSigned, {10000}));
+  at::Tensor u01 = materialize(recipe(DType::Float32, Distribution::Uniform01, {10000}));
+  EXPECT_NEAR(small.std().item<double>(), 1e-3, 1e-4);
+  EXPECT_NEAR(large.std().item<double>(), 1e3, 1e2);
+  EXPECT_GE(pos.min().item<float>(), 0.0f);
+  EXPECT_GE(u01.min().item<float>(), 0.0f);
+  EXPECT_LT(u01.max().item<float>(), 1.0f);
+  at::Tensor outliers = materialize(recipe(DType::Float32, Distribution::Outliers, {10000}));
+  EXPECT_GT(outliers.abs().max().item<float>(), 100.0f);
+}
+
+TEST(Case, IndexRecipesStayInRange) {
+  TensorRecipe r = recipe(DType::Int64, Distribution::Index, {1000});
+  r.low = 3;
+  r.high = 17;
+  at::Tensor t = materialize(r);
+  EXPECT_EQ(t.scalar_type(), at::kLong);
+  EXPECT_GE(t.min().item<int64_t>(), 3);
+  EXPECT_LT(t.max().item<int64_t>(), 17);
+}
+
+TEST(Case, PinnedDigestOfAFixedRecipe) {
+  // Changing the generator, the distributions or the rounding changes every replay file: this
+  // digest pins them.
+  at::Tensor t = materialize(recipe(DType::Float16, Distribution::Normal, {4, 5}));
+  std::string digest = inputs_digest({t});
+  EXPECT_EQ(digest.size(), 64u);
+  EXPECT_EQ(digest, inputs_digest({materialize(recipe(DType::Float16, Distribution::Normal, {4, 5}))}));
+  const float first = t.reshape({-1})[0].item<float>();
+  EXPECT_EQ(double(first), num::round_to(DType::Float16, double(first)));
+}
+
+TEST(Case, JsonRoundTrip) {
+  Case c;
+  c.index = 5;
+  c.label = "float16 normal x=[4,5] dim=-1";
+  c.dims = {{"M", 4}, {"N", 5}};
+  c.tensors = {recipe(DType::Float16, Distribution::HeavyTailed, {4, 5})};
+  TensorRecipe idx = recipe(DType::Int64, Distribution::Index, {9});
+  idx.name = "idx";
+  idx.low = 0;
+  idx.high = 11;
+  c.tensors.push_back(idx);
+  c.attrs = {{"dim", int64_t(-1)}, {"eps", 1e-5}, {"causal", true}};
+  Case back;
+  std::string error;
+  ASSERT_TRUE(case_from_json(case_to_json(c), &back, &error)) << error;
+  EXPECT_EQ(back.index, c.index);
+  EXPECT_EQ(back.dims, c.dims);
+  EXPECT_EQ(back.attrs, c.attrs);
+  ASSERT_EQ(back.tensors.size(), 2u);
+  EXPECT_TRUE(at::equal(materialize(back.tensors[0]), materialize(c.tensors[0])));
+  EXPECT_TRUE(at::equal(materialize(back.tensors[1]), materialize(c.tensors[1])));
+}
+
+TEST(Case, CorruptJsonIsAnErrorNotACrash) {
+  Case c;
+  std::string error;
+  EXPECT_FALSE(case_from_json(nlohmann::json::parse(R"({"index": 1})"), &c, &error));
+  EXPECT_FALSE(error.empty());
+  nlohmann::json j = case_to_json(Case{});
+  j["generator"] = "mt19937";
+  EXPECT_FALSE(case_from_json(j, &c, &error));
+}
+
+}  // namespace
