@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -35,11 +36,18 @@ class BuilderTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const char* env = std::getenv("GAUNTLET_CACHE");
-    cache_dir_ = env && *env ? env : make_temp_dir("gauntlet-builder-cache");
+    own_cache_ = !(env && *env);
+    cache_dir_ = own_cache_ ? make_temp_dir("gauntlet-builder-cache") : env;
     kernel_dir_ = make_temp_dir("gauntlet-builder-kernels");
     // Unique per process, for tests that must see a real (uncached) build.
     nonce_ = std::to_string(getpid()) + "-" +
              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(kernel_dir_, ec);
+    if (own_cache_) std::filesystem::remove_all(cache_dir_, ec);  // precompiled preludes are ~1 GB
   }
 
   static std::string write_kernel(const std::string& name, const std::string& text) {
@@ -92,10 +100,12 @@ class BuilderTest : public ::testing::Test {
            "}\n";
   }
 
+  static bool own_cache_;
   static std::string cache_dir_;
   static std::string kernel_dir_;
   static std::string nonce_;
 };
+bool BuilderTest::own_cache_ = false;
 std::string BuilderTest::cache_dir_;
 std::string BuilderTest::kernel_dir_;
 std::string BuilderTest::nonce_;
@@ -370,7 +380,7 @@ TEST_F(BuilderTest, ConcurrentBuildsOfOneKernelAgree) {
   EXPECT_NE(entry(a, "forward"), nullptr);
 }
 
-TEST_F(BuilderTest, KeyDependsOnSourceBytesEntriesAndAsan) {
+TEST_F(BuilderTest, KeyDependsOnSourceBytesAndEntries) {
   std::string p1 = write_kernel("key1.cpp", relu_source());
   std::string p2 = write_kernel("key2.cpp", relu_source() + "// one more comment\n");
   BuildResult b1 = build(p1), b2 = build(p2), b1again = build(p1);
