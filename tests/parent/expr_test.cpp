@@ -106,6 +106,15 @@ TEST(Expr, SyntaxErrors) {
   }
 }
 
+TEST(Expr, DeepNestingIsAnErrorNotAStackOverflow) {
+  EXPECT_EQ(ev(std::string(100, '(') + "7" + std::string(100, ')')), 7);
+  fails(std::string(100000, '(') + "1" + std::string(100000, ')'));
+  fails(std::string(100000, '-') + "1");
+  std::string chain = "1";
+  for (int i = 0; i < 50000; ++i) chain += "+1";
+  fails(chain);
+}
+
 TEST(Expr, SizeNumelRank) {
   ShapeMap shapes = {{"x", {3, 5, 7}}, {"w", {4}}};
   std::string err;
