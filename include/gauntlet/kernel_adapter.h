@@ -182,7 +182,7 @@ template <class D>
 bool int_fits(int64_t v) {
   if constexpr (std::is_signed_v<D>) {
     return v >= static_cast<int64_t>(std::numeric_limits<D>::min()) &&
-           static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<D>::max());
+           v <= static_cast<int64_t>(std::numeric_limits<D>::max());
   } else {
     return v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<D>::max());
   }

@@ -479,7 +479,6 @@ class Linter {
         if (!(t.ceiling_c > 0)) issue(at(p, "ceiling_c"), "mode reduction needs ceiling_c > 0");
         auto acc = dtype_from_name(t.accumulator);
         if (!acc || !dtype_is_floating(*acc)) issue(at(p, "accumulator"), "accumulator \"" + t.accumulator + "\" is not a floating dtype");
-        if (!s_.reduction) issue(at(p, "mode"), "mode reduction needs the \"reduction\" section (its K)");
       }
       if (t.mode == "relative-to-library" && !(t.factor > 0)) issue(at(p, "factor"), "mode relative-to-library needs factor > 0");
       if (t.mode == "exact" && (t.ulps != 0 || t.c != 0)) issue(p, "mode exact takes no ulps or c");

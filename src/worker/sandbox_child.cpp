@@ -78,8 +78,8 @@ bool install_seccomp(std::string* error) {
   return true;
 }
 
-bool copy_file(const std::string& from, const std::string& to) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+// Copies an already-open file (the kernel may live under the /tmp we are about to hide).
+bool copy_file(int in, const std::string& to) {
   if (in < 0) return false;
   struct stat st {};
   fstat(in, &st);
@@ -106,19 +106,23 @@ bool copy_file(const std::string& from, const std::string& to) {
 
 bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::string* notes,
                    std::string* error) {
-  std::string layers = "namespaces=" + namespaces_to_string(policy.namespaces);
+  std::string layers = "isolation:";
   if ((policy.namespaces & kNsMount) && policy.private_tmp) {
+    const int kernel_fd = so_path->empty() ? -1 : ::open(so_path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (!so_path->empty() && kernel_fd < 0)
+      return (*error = "cannot open the kernel " + *so_path + ": " + strerror(errno), false);
     // Keep our mounts from propagating back, then give the child its own empty /tmp.
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
         mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777") == 0) {
       const std::string local = "/tmp/gauntlet-kernel.so";
       if (!so_path->empty()) {
-        if (!copy_file(*so_path, local)) return (*error = "cannot copy the kernel into the sandbox /tmp", false);
+        if (!copy_file(kernel_fd, local)) return (*error = "cannot copy the kernel into the sandbox /tmp", false);
         *so_path = local;
       }
       layers += " private-tmp";
     } else {
       layers += " private-tmp=unavailable(" + std::string(strerror(errno)) + ")";
+      if (kernel_fd >= 0) ::close(kernel_fd);
     }
   }
   if (policy.drop_privileges && geteuid() == 0 && !(policy.namespaces & kNsUser)) {
