@@ -3,6 +3,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gauntlet/sandbox_policy.h"
 #include "gauntlet/types.h"
@@ -57,6 +59,10 @@ class Launcher {
  private:
   friend class WorkerSession;
   bool start_zygote(std::string* error);
+  // Reaps children that were told to exit; kills those past their grace period. With `block`,
+  // waits for all of them.
+  void reap_exiting(bool block);
+  std::vector<std::pair<pid_t, int64_t>> exiting_;
   std::unique_ptr<WorkerSession> spawn_via_zygote(std::string* error);
   std::unique_ptr<WorkerSession> spawn_via_exec(std::string* error);
 
@@ -89,6 +95,7 @@ class WorkerSession {
   void kill_now();
   int wait_status(bool* exited);
 
+  Launcher* launcher_ = nullptr;
   pid_t pid_ = -1;
   bool pid_ns_ = false;
   int req_fd_ = -1, rep_fd_ = -1, capture_fd_ = -1, status_fd_ = -1;

@@ -100,8 +100,6 @@ int run_verify(const VerifyFlags& f) {
   opts.gates = split_commas(f.gates);
   opts.replay_dir = f.replay_dir;
   opts.progress = !f.quiet;
-  if (!f.quiet) std::fprintf(stderr, "gauntlet %s: verifying %s (%s), seed %llu\n", GAUNTLET_VERSION_STRING,
-                             manifest->source.c_str(), manifest->op.c_str(), (unsigned long long)opts.seed);
   Launcher launcher(sopts);
   auto report = verify_kernel(*manifest, opts, launcher, &error);
   if (!report) return fail_usage(error);

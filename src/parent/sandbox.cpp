@@ -108,11 +108,21 @@ Launcher::Launcher(SandboxOptions options) : options_(std::move(options)) {
   }
   if (options_.namespaces) {
     wanted_ns_ = kNsNet | kNsMount | kNsPid | kNsIpc;
-    if (geteuid() != 0) wanted_ns_ |= kNsUser;
+    // GAUNTLET_NAMESPACES narrows the set, e.g. "mount,ipc" (comma-separated; "none" for none).
+    if (const char* list = getenv("GAUNTLET_NAMESPACES")) {
+      const std::string l = std::string(",") + list + ",";
+      wanted_ns_ = 0;
+      if (l.find(",net,") != std::string::npos) wanted_ns_ |= kNsNet;
+      if (l.find(",mount,") != std::string::npos) wanted_ns_ |= kNsMount;
+      if (l.find(",pid,") != std::string::npos) wanted_ns_ |= kNsPid;
+      if (l.find(",ipc,") != std::string::npos) wanted_ns_ |= kNsIpc;
+    }
+    if (geteuid() != 0 && wanted_ns_) wanted_ns_ |= kNsUser;
   }
 }
 
 Launcher::~Launcher() {
+  reap_exiting(true);
   if (zygote_sock_ >= 0) ::close(zygote_sock_);
   if (zygote_pid_ > 0) {
     kill(zygote_pid_, SIGKILL);
@@ -158,6 +168,7 @@ bool Launcher::start_zygote(std::string* error) {
 }
 
 std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
+  reap_exiting(false);
   if (options_.use_zygote && !zygote_failed_) {
     if (zygote_pid_ < 0) {
       std::string why;
@@ -244,6 +255,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error) {
   if (achieved != wanted_ns_)
     note_ += " (wanted " + namespaces_to_string(wanted_ns_) + "; the host refused the rest)";
   std::unique_ptr<WorkerSession> s(new WorkerSession());
+  s->launcher_ = this;
   s->pid_ = pid_t(pid);
   s->pid_ns_ = achieved & kNsPid;
   s->req_fd_ = fds.req[1];
@@ -321,6 +333,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   if (note_.empty() || note_.rfind("fork+exec", 0) != 0) note_ = "fork+exec";
   note_ = note_.substr(0, note_.find(';')) + "; namespaces=" + namespaces_to_string(bits);
   std::unique_ptr<WorkerSession> s(new WorkerSession());
+  s->launcher_ = this;
   s->pid_ = pid;
   s->pid_ns_ = bits & kNsPid;
   s->req_fd_ = fds.req[1];
@@ -361,7 +374,9 @@ int WorkerSession::wait_status(bool* exited) {
       worker_status = -1;
     }
   }
-  // Reap the direct child (the init, or the worker itself).
+  // Reap the direct child (the init, or the worker itself). A pidfd lets us sleep exactly until
+  // it exits instead of polling.
+  const int pidfd = int(syscall(SYS_pidfd_open, pid_, 0));
   while (true) {
     pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) break;
@@ -373,8 +388,14 @@ int WorkerSession::wait_status(bool* exited) {
       }
       break;
     }
-    usleep(1000);
+    if (pidfd >= 0) {
+      pollfd pfd{pidfd, POLLIN, 0};
+      poll(&pfd, 1, int(std::max<int64_t>(1, until - wire::now_ms())));
+    } else {
+      usleep(1000);
+    }
   }
+  if (pidfd >= 0) ::close(pidfd);
   finished_ = true;
   if (status_fd_ >= 0) return worker_status;
   return status;
@@ -526,9 +547,39 @@ void WorkerSession::finish() {
   if (finished_ || pid_ <= 0) return;
   wire::write_frame(req_fd_, wire::FrameType::Bye, "");
   if (req_fd_ >= 0) ::close(req_fd_), req_fd_ = -1;
+  if (launcher_) {
+    // The verdict does not wait for the child's teardown: the launcher reaps it later, and
+    // kills it if it has not left within the grace period.
+    launcher_->exiting_.push_back({pid_, wire::now_ms() + 2000});
+    finished_ = true;
+    return;
+  }
   deadline_ms_ = std::min(deadline_ms_, wire::now_ms() + 2000);
   bool exited;
   wait_status(&exited);
+}
+
+void Launcher::reap_exiting(bool block) {
+  std::vector<std::pair<pid_t, int64_t>> still;
+  for (auto [pid, deadline] : exiting_) {
+    while (true) {
+      pid_t r = waitpid(pid, nullptr, WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) break;
+      if (wire::now_ms() >= deadline) {
+        kill(pid, SIGKILL);
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      if (!block) {
+        still.push_back({pid, deadline});
+        break;
+      }
+      usleep(500);
+    }
+  }
+  exiting_ = std::move(still);
 }
 
 }  // namespace gauntlet

@@ -72,6 +72,9 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   for (const std::string& g : options.gates)
     if (!make_gate(g)) return (*error = "unknown gate '" + g + "'", std::nullopt);
 
+  if (options.progress)
+    std::fprintf(stderr, "gauntlet %s: verifying %s (%s), seed %llu\n", GAUNTLET_VERSION_STRING,
+                 manifest.source.c_str(), manifest.op.c_str(), (unsigned long long)options.seed);
   KernelReport report;
   report.op = manifest.op;
   report.source = manifest.source;

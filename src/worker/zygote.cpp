@@ -15,6 +15,9 @@
 #include <set>
 #include <string>
 
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
 #include "gauntlet/wire.h"
 #include "worker.h"
 
@@ -97,7 +100,7 @@ pid_t clone_sandboxed(uint32_t wanted, uint32_t* achieved) {
   const uint32_t order[] = {kNsUser, kNsPid, kNsNet, kNsIpc, kNsMount};
   uint32_t bits = wanted;
   for (int attempt = 0; attempt <= 5; ++attempt) {
-    pid_t pid = pid_t(syscall(SYS_clone, clone_flags_for(bits) | SIGCHLD, nullptr, nullptr, nullptr, 0));
+    pid_t pid = pid_t(syscall(SYS_clone, clone_flags_for(bits) | CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, 0));
     if (pid >= 0) {
       *achieved = bits;
       return pid;
@@ -124,8 +127,23 @@ void write_id_maps(uid_t uid, gid_t gid) {
 
 }  // namespace
 
+// Pays LibTorch's lazy first-use costs (dispatcher caches, allocator, dtype conversions) once
+// here instead of in every child. Tiny tensors and one intra-op thread keep the zygote
+// single-threaded, which the hello message proves to the parent.
+void warm_up() {
+  at::set_num_threads(1);
+  at::Tensor a = at::ones({4, 4}, at::kFloat);
+  at::Tensor b = a.t().contiguous().clone();
+  at::Tensor c = (a + b).to(at::kHalf).to(at::kBFloat16).to(at::kDouble).cpu();
+  at::Tensor d = c.as_strided({2, 2}, {1, 2}, 1).contiguous();
+  at::Tensor e = at::empty({8}, at::kLong);
+  (void)d.sum().item<double>();
+  (void)e.numel();
+}
+
 int zygote_main() {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  warm_up();
   const int sock = kControlFd;
   // Children forked from a multithreaded process can deadlock; tell the parent to fall back.
   wire::Writer hello;
@@ -140,43 +158,21 @@ int zygote_main() {
     SandboxPolicy policy;
     int32_t result_pid = -1, err = 0;
     uint32_t achieved = 0;
-    int report[2];
-    if (decode_policy(policy_hex, &policy) && pipe2(report, O_CLOEXEC) == 0) {
+    if (decode_policy(policy_hex, &policy)) {
       const uid_t uid = getuid();
       const gid_t gid = getgid();
-      pid_t mid = fork();
-      if (mid == 0) {
-        // Intermediate: clone the sandboxed child and exit, so the child is re-parented to
-        // gauntlet (a child subreaper), which can then wait for it and kill it directly.
-        ::close(report[0]);
-        uint32_t got = 0;
-        pid_t c = clone_sandboxed(wanted, &got);
-        if (c == 0) {
-          if (got & kNsUser) write_id_maps(uid, gid);
-          arrange_fds(fds[0], fds[1], fds[2], (got & kNsPid) ? fds[3] : -1);
-          setpgid(0, 0);
-          policy.namespaces = got;
-          _exit(run_child(policy));
-        }
-        int32_t msg[3] = {int32_t(c), int32_t(got), c < 0 ? errno : 0};
-        ssize_t ignored = ::write(report[1], msg, sizeof msg);
-        (void)ignored;
-        _exit(0);
+      // CLONE_PARENT makes the child gauntlet's own child (one fork, no intermediate), so
+      // gauntlet waits for it and kills it directly.
+      pid_t c = clone_sandboxed(wanted, &achieved);
+      if (c == 0) {
+        if (achieved & kNsUser) write_id_maps(uid, gid);
+        arrange_fds(fds[0], fds[1], fds[2], (achieved & kNsPid) ? fds[3] : -1);
+        setpgid(0, 0);
+        policy.namespaces = achieved;
+        _exit(run_child(policy));
       }
-      ::close(report[1]);
-      int32_t msg[3] = {-1, 0, EIO};
-      if (mid > 0) {
-        ssize_t k = ::read(report[0], msg, sizeof msg);
-        if (k != sizeof msg) msg[0] = -1;
-        while (waitpid(mid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-      } else {
-        msg[2] = errno;
-      }
-      ::close(report[0]);
-      result_pid = msg[0];
-      achieved = uint32_t(msg[1]);
-      err = msg[2];
+      result_pid = c;
+      err = c < 0 ? errno : 0;
       if (result_pid > 0) g_children.insert(result_pid);
     } else {
       err = EINVAL;

@@ -103,7 +103,9 @@ TEST(Gelu, ExactErfForm) {
                 {0, 0.8413447460685429, -0.15865525393145707, 1.9544997361036416,
                  -7.619853024160527e-23, kInf, kNaN, kNaN},
                 {8}, 1e-13);
-  EXPECT_FALSE(r.scales[0].defined());
+  // Scale |x|: the tolerance admits the 1+erf cancellation of the usual formula.
+  ASSERT_TRUE(r.scales[0].defined());
+  EXPECT_EQ(r.scales[0][4].item<double>(), 10.0);
 }
 
 TEST(Sigmoid, HandValues) {
@@ -379,7 +381,7 @@ TEST(Oracle, LowPrecisionAndStridedInputsGiveContiguousFloat64) {
 
 TEST(Oracle, ExactOpsHaveNoScalesAndReductionsDo) {
   const at::Tensor x = T({1, 2, 3, 4}, {2, 2}, at::kFloat);
-  for (const char* id : {"relu", "gelu", "sigmoid"})
+  for (const char* id : {"relu", "sigmoid"})
     EXPECT_FALSE(run_ok(id, {x}).scales[0].defined()) << id;
   for (const char* id : {"sum", "mean", "logsumexp", "softmax", "log_softmax", "cumsum"}) {
     const auto r = run_ok(id, {x}, dim(1));

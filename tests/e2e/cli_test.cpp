@@ -1,0 +1,181 @@
+// End to end: the command line's contract — exit codes, JSON fields, one-line errors, limits, replays.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.h"
+
+using namespace gauntlet::e2e;
+
+namespace {
+
+const std::string kCorpus = GAUNTLET_SOURCE_DIR "/corpus";
+
+std::string one_line(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t;
+}
+
+TEST(Cli, ControlPassesWithTheSpecsJsonFields) {
+  std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kCorpus + "/controls/softmax.json", "--seed", "11", "--json", dir + "/r.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("seed 11"), std::string::npos) << "the seed is printed";
+  auto j = nlohmann::json::parse(read_file(dir + "/r.json"));
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["seed"], 11);
+  EXPECT_EQ(j["kernel_hash"].get<std::string>().size(), 64u);
+  EXPECT_TRUE(j["environment"].contains("sandbox"));
+  const std::vector<std::string> names = {"contract", "accuracy", "special-values", "subnormals", "shapes",
+                                          "layouts", "determinism", "statelessness", "accumulation", "memory",
+                                          "gradients", "provenance", "timing"};
+  ASSERT_EQ(j["gates"].size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto& g = j["gates"][i];
+    EXPECT_EQ(g["name"], names[i]);
+    for (const char* field : {"name", "status", "category", "message", "replay"}) EXPECT_TRUE(g.contains(field)) << field;
+  }
+  EXPECT_EQ(j["gates"][0]["status"], "pass");
+  EXPECT_EQ(j["gates"][1]["status"], "pass");
+  EXPECT_EQ(j["gates"][2]["status"], "skip");
+}
+
+TEST(Cli, PlantedBugFailsWithAReplayFileAndItsCommand) {
+  std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/gelu_tanh.json", "--seed", "3", "--json", dir + "/r.json",
+                         "--replay-dir", dir + "/replays"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto j = nlohmann::json::parse(read_file(dir + "/r.json"));
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_EQ(j["gates"][1]["status"], "fail");
+  EXPECT_EQ(j["gates"][1]["category"], "wrong-result");
+  const std::string replay = j["gates"][1]["replay"];
+  EXPECT_NE(r.out.find("replay: gauntlet replay " + replay), std::string::npos) << r.out;
+  auto rj = nlohmann::json::parse(read_file(replay));
+  EXPECT_EQ(rj["format"], "gauntlet-replay-v1");
+  EXPECT_EQ(rj["gate"], "accuracy");
+  EXPECT_EQ(rj["kernel"]["sha256"], j["kernel_hash"]);
+  EXPECT_TRUE(rj["case"]["tensors"].is_array());
+  EXPECT_EQ(rj["inputs_sha256"].get<std::string>().size(), 64u);
+}
+
+TEST(Cli, SameSeedSameVerdictsAndEvidence) {
+  std::string dir = temp_dir();
+  auto a = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_fastexp.json", "--seed", "99", "--json", dir + "/a.json", "--quiet"});
+  auto b = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_fastexp.json", "--seed", "99", "--json", dir + "/b.json", "--quiet"});
+  auto ja = nlohmann::json::parse(read_file(dir + "/a.json")), jb = nlohmann::json::parse(read_file(dir + "/b.json"));
+  for (size_t i = 0; i < ja["gates"].size(); ++i) {
+    EXPECT_EQ(ja["gates"][i]["status"], jb["gates"][i]["status"]);
+    EXPECT_EQ(ja["gates"][i]["message"], jb["gates"][i]["message"]);
+  }
+}
+
+TEST(Cli, BadInputIsOneLineAndExitTwo) {
+  std::string dir = temp_dir();
+  write_file(dir + "/broken.json", "{\"op\": \"relu\", \"source\": ");
+  write_file(dir + "/typo.json", "{\"op\": \"relu\", \"sorce\": \"relu.cpp\"}");
+  write_file(dir + "/noop.json", "{\"op\": \"no_such_op\", \"source\": \"" + kCorpus + "/controls/relu.cpp\"}");
+  write_file(dir + "/nofile.json", "{\"op\": \"relu\", \"source\": \"missing.cpp\"}");
+  const std::vector<std::vector<std::string>> cases = {
+      {"verify", dir + "/broken.json"},
+      {"verify", dir + "/typo.json"},
+      {"verify", dir + "/noop.json"},
+      {"verify", dir + "/nofile.json"},
+      {"verify", dir + "/does-not-exist.json"},
+      {"verify", "--op", "relu", "--kernel", kCorpus + "/controls/relu.cpp", "--dtypes", "float17"},
+      {"verify", "--op", "relu", "--kernel", kCorpus + "/controls/relu.cpp", "--memory-limit", "lots"},
+      {"verify", "--op", "relu", "--kernel", kCorpus + "/controls/relu.cpp", "--attr", "nonsense"},
+      {"verify", "--op", "relu", "--kernel", kCorpus + "/controls/relu.cpp", "--gates", "contract,speed"},
+      {"verify", "--kernel", kCorpus + "/controls/relu.cpp"},
+      {"frobnicate"},
+  };
+  for (const auto& args : cases) {
+    auto r = run_gauntlet(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("error"), std::string::npos) << joined << r.err;
+    EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << joined << ": not one line: " << r.err;
+  }
+}
+
+TEST(Cli, ABuildErrorIsAVerdictWithTheCompilersLines) {
+  std::string dir = temp_dir();
+  write_file(dir + "/bad.cpp", "#include <torch/torch.h>\ntorch::Tensor forward(torch::Tensor x) { return x.no_such_method(); }\n");
+  auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/bad.cpp", "--json", dir + "/r.json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto j = nlohmann::json::parse(read_file(dir + "/r.json"));
+  EXPECT_EQ(j["verdict"], "error");
+  EXPECT_EQ(j["gates"][0]["category"], "build-error");
+  EXPECT_NE(j["build"]["log_head"].get<std::string>().find("no_such_method"), std::string::npos);
+}
+
+TEST(Cli, TimeoutFlagBoundsAHungKernel) {
+  auto r = run_gauntlet({"verify", kCorpus + "/hostile/infinite_loop.json", "--timeout", "2", "--gates", "contract", "--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("timeout"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 20.0);
+}
+
+TEST(Cli, MemoryLimitFlagCapsTheChild) {
+  auto r = run_gauntlet({"verify", kCorpus + "/hostile/memory_exhaustion.json", "--memory-limit", "300M", "--gates", "contract", "--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("out-of-memory"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ForkExecModeContainsCrashesToo) {
+  auto crash = run_gauntlet({"verify", kCorpus + "/hostile/segfault.json", "--no-zygote", "--gates", "contract,accuracy", "--quiet"});
+  EXPECT_EQ(crash.exit_code, 1);
+  EXPECT_NE(crash.out.find("SIGSEGV"), std::string::npos) << crash.out;
+  auto ok = run_gauntlet({"verify", kCorpus + "/controls/relu.json", "--no-zygote", "--quiet"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
+TEST(Cli, CppExtensionSourceWithPybindBlockVerifiesWithoutPython) {
+  std::string dir = temp_dir();
+  write_file(dir + "/ext.cpp", R"(#include <torch/extension.h>
+torch::Tensor relu_forward(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  auto xc = x.contiguous();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "relu", [&] {
+    const scalar_t* p = xc.data_ptr<scalar_t>();
+    scalar_t* q = y.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < xc.numel(); ++i) q[i] = (p[i] > scalar_t(0) || p[i] != p[i]) ? p[i] : scalar_t(0);
+  });
+  return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &relu_forward, "relu"); }
+)");
+  auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/ext.cpp", "--entry", "relu_forward", "--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(Cli, SchemasListShowLint) {
+  auto list = run_gauntlet({"schemas", "list"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  for (const char* op : {"relu", "softmax", "conv2d", "sdpa", "cross_entropy"}) EXPECT_NE(list.out.find(op), std::string::npos) << op;
+  auto lint = run_gauntlet({"schemas", "lint"});
+  EXPECT_EQ(lint.exit_code, 0) << lint.out;
+  EXPECT_NE(lint.out.find("21 schemas, 0 issues"), std::string::npos) << lint.out;
+  std::string dir = temp_dir();
+  auto text = read_file(GAUNTLET_SOURCE_DIR "/opschemas/softmax.json");
+  auto j = nlohmann::json::parse(text);
+  j["tolerance"]["float16"].erase("reason");
+  write_file(dir + "/softmax.json", j.dump());
+  auto bad = run_gauntlet({"schemas", "lint", dir + "/softmax.json"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find(dir + "/softmax.json"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("/tolerance/float16"), std::string::npos) << bad.out;
+  auto show = run_gauntlet({"schemas", "show", "matmul"});
+  EXPECT_EQ(show.exit_code, 0);
+  EXPECT_NE(show.out.find("\"oracle\""), std::string::npos);
+}
+
+TEST(Cli, KernelBenchStyleCheckAcceptsAPlantedBug) {
+  auto r = run_gauntlet({"kbcheck", kCorpus + "/bugs/accuracy/layer_norm_eps_outside.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("accept"), std::string::npos);
+}
+
+}  // namespace

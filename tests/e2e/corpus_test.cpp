@@ -1,0 +1,63 @@
+// End to end: every corpus kernel through the real binary matches its declared verdicts, and every
+// planted bug is accepted by the KernelBench-style check but rejected by its gate.
+#include <gtest/gtest.h>
+
+#include "e2e_util.h"
+#include "gauntlet/selftest.h"
+
+using namespace gauntlet;
+
+namespace {
+
+std::vector<std::string> corpus_manifests() {
+  std::vector<std::string> rel;
+  const std::string dir = e2e::source_dir() + "/corpus";
+  for (const std::string& m : find_manifests(dir)) rel.push_back(m.substr(dir.size() + 1));
+  return rel;
+}
+
+class CorpusKernel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CorpusKernel, VerdictsAsDeclared) {
+  // Hostile kernels run with a short wall clock so the hung ones end quickly.
+  const bool hostile = GetParam().rfind("hostile/", 0) == 0;
+  auto r = e2e::run_gauntlet({"selftest", "--filter", GetParam(), "--timeout", hostile ? "4" : "60"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 kernels, 1 as declared"), std::string::npos) << r.out << r.err;
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(0, info.param.size() - 5);
+  for (char& c : n)
+    if (!isalnum((unsigned char)c)) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusKernel, ::testing::ValuesIn(corpus_manifests()), test_name);
+
+TEST(Corpus, EveryImplementedGateHasTwoPlantedBugsTheKernelBenchCheckAccepts) {
+  std::map<std::string, int> per_gate;
+  for (const std::string& m : find_manifests(e2e::source_dir() + "/corpus/bugs")) {
+    std::string error;
+    auto manifest = load_manifest(m, &error);
+    ASSERT_TRUE(manifest) << error;
+    EXPECT_EQ(manifest->expect.value("kbcheck", ""), "accept") << m;
+    for (auto& [gate, rule] : manifest->expect.value("gates", nlohmann::json::object()).items())
+      if (rule.value("status", "") == "fail") ++per_gate[gate];
+  }
+  for (const char* gate : {"contract", "accuracy"}) EXPECT_GE(per_gate[gate], 2) << gate;
+}
+
+TEST(Corpus, EveryOpHasACorrectControl) {
+  std::set<std::string> ops;
+  for (const std::string& m : find_manifests(e2e::source_dir() + "/corpus/controls")) {
+    std::string error;
+    auto manifest = load_manifest(m, &error);
+    ASSERT_TRUE(manifest) << error;
+    EXPECT_EQ(manifest->expect.value("verdict", ""), "pass") << m;
+    ops.insert(manifest->op);
+  }
+  for (const std::string& op : oracle_ids()) EXPECT_TRUE(ops.count(op)) << "no control for " << op;
+}
+
+}  // namespace

@@ -1,0 +1,21 @@
+// Helpers for end-to-end tests: run the real gauntlet binary and capture what it prints.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace gauntlet::e2e {
+
+struct RunResult {
+  int exit_code = -1;   // -1: killed by a signal or timed out
+  std::string out, err;
+  double seconds = 0;
+};
+
+// Runs GAUNTLET_BIN with `args` (no shell), killing it after `timeout_seconds`.
+RunResult run_gauntlet(const std::vector<std::string>& args, int timeout_seconds = 600);
+std::string source_dir();
+std::string temp_dir();  // a fresh directory for one test
+void write_file(const std::string& path, const std::string& text);
+std::string read_file(const std::string& path);
+
+}  // namespace gauntlet::e2e
