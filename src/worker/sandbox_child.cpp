@@ -65,6 +65,15 @@ bool install_seccomp(std::string* error) {
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   // clone3's flags live in memory the filter cannot read: refuse it so libc falls back to clone.
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  // Signals only to itself: without a pid namespace, other sandboxed children run under the same
+  // uid, and a kernel must not be able to kill them (abort() uses tgkill on itself, still allowed).
+  const scmp_datum_t self = scmp_datum_t(getpid());
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(rt_tgsigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  for (int sc : {SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(pidfd_getfd)})
+    rc |= seccomp_rule_add(ctx, trap, sc, 0);
   // A kernel must not replace the SIGSYS reporter.
   rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1,
                          SCMP_A0(SCMP_CMP_EQ, SIGSYS));

@@ -19,9 +19,11 @@ std::vector<std::string> corpus_manifests() {
 class CorpusKernel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CorpusKernel, VerdictsAsDeclared) {
-  // Hostile kernels run with a short wall clock so the hung ones end quickly.
+  // Hostile kernels run with a short wall clock and a small memory cap so hung and greedy ones
+  // end quickly.
   const bool hostile = GetParam().rfind("hostile/", 0) == 0;
-  auto r = e2e::run_gauntlet({"selftest", "--filter", GetParam(), "--timeout", hostile ? "4" : "60"});
+  auto r = e2e::run_gauntlet({"selftest", "--filter", GetParam(), "--timeout", hostile ? "4" : "60",
+                              "--memory-limit", hostile ? "512M" : "4G"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("1 kernels, 1 as declared"), std::string::npos) << r.out << r.err;
 }
