@@ -86,10 +86,11 @@ inline Split split_at(at::IntArrayRef sizes, int64_t d) {
 }  // namespace
 
 // cross_entropy(logits[N,C], target[N] int64) = F.cross_entropy(logits, target) with mean reduction:
-// mean over rows of (max + log(sum exp(x - max)) - x[target]), a 0-d tensor in logits' dtype.
-// Targets must lie in [0, C) (no ignore_index). A row holding NaN or +inf, or an all -inf row, gives
-// NaN (log_softmax of such a row is NaN); N = 0 gives NaN (mean of nothing), as PyTorch does.
-// All in double with error-free sums, one rounding.
+// mean over rows of (logsumexp(row) - row[target]), a 0-d tensor in logits' dtype. Targets must lie
+// in [0, C) (no ignore_index). Non-finite rows follow the logsumexp convention of gauntlet's oracle:
+// the max is shifted out only when finite, so a row holding +inf has lse = +inf (loss +inf, or NaN
+// when the target logit is +inf too), an all -inf row gives -inf - -inf = NaN, NaN propagates.
+// N = 0 gives NaN (mean of nothing). All in double with error-free sums, one rounding.
 torch::Tensor forward(const torch::Tensor& logits, const torch::Tensor& target) {
   check_float_cpu(logits);
   TORCH_CHECK(target.defined() && target.device().is_cpu(), "cross_entropy: target must be a CPU tensor");
@@ -116,15 +117,11 @@ torch::Tensor forward(const torch::Tensor& logits, const torch::Tensor& target) 
         if (std::isnan(m)) break;
         if (std::isnan(v) || v > m) m = v;
       }
-      double loss;
-      if (!std::isfinite(m)) {
-        loss = std::numeric_limits<double>::quiet_NaN();
-      } else {
-        Acc s;
-        for (int64_t c = 0; c < C; ++c) s.add(std::exp(static_cast<double>(row[c]) - m));
-        loss = (m + std::log(s.value())) - static_cast<double>(row[pt[n]]);
-      }
-      total.add(loss);
+      const double shift = std::isfinite(m) ? m : 0.0;
+      Acc s;
+      for (int64_t c = 0; c < C; ++c) s.add(std::exp(static_cast<double>(row[c]) - shift));
+      const double lse = std::log(s.value()) + shift;
+      total.add(lse - static_cast<double>(row[pt[n]]));
     }
     out.data_ptr<scalar_t>()[0] = round_out<scalar_t>(total.value() / static_cast<double>(N));
   });

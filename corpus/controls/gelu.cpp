@@ -85,11 +85,10 @@ inline Split split_at(at::IntArrayRef sizes, int64_t d) {
 
 }  // namespace
 
-// gelu(x) = x * Phi(x) = x * 0.5 * (1 + erf(x / sqrt(2))), the exact (erf) form, evaluated in double
-// and rounded once. This is the same double formula ATen's float64 gelu evaluates, so the result is
-// the correctly rounded fp64 reference. (For x < about -6 that double formula itself loses relative
-// accuracy -- 1 + erf cancels -- and the erfc form 0.5*x*erfc(-x/sqrt(2)) would be closer to the true
-// value; we follow the fp64 ATen oracle.)
+// gelu(x) = x * Phi(x) = 0.5 * x * erfc(-x / sqrt(2)), the exact (erf) form, evaluated in double
+// and rounded once. erfc keeps full relative accuracy in the negative tail, where the textbook
+// x * 0.5 * (1 + erf(x / sqrt(2))) cancels (for x < about -6 even in double). gelu(-inf) is NaN
+// (-inf * 0), as PyTorch gives.
 torch::Tensor forward(const torch::Tensor& x) {
   check_float_cpu(x);
   const torch::Tensor xc = x.contiguous();
@@ -100,7 +99,7 @@ torch::Tensor forward(const torch::Tensor& x) {
     scalar_t* o = out.data_ptr<scalar_t>();
     for (int64_t i = 0; i < n; ++i) {
       const double v = static_cast<double>(in[i]);
-      o[i] = round_out<scalar_t>(v * 0.5 * (1.0 + std::erf(v * M_SQRT1_2)));
+      o[i] = round_out<scalar_t>(0.5 * v * std::erfc(-v / std::sqrt(2.0)));
     }
   });
   return out;

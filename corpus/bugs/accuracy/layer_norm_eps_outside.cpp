@@ -1,6 +1,7 @@
-// PLANTED BUG (accuracy): layer_norm divides by sqrt(var) + eps instead of sqrt(var + eps).
-// Invisible when var ~ 1/12 (uniform [0,1) inputs: relative error ~3e-5); at input scale 1e-3
-// (var ~ 1e-6, eps 1e-5) the outputs are about 3x too large.
+// PLANTED BUG (accuracy): layer_norm divides by sqrt(var) + eps instead of sqrt(var + eps). The
+// manifest pins eps = 1e-7: with var ~ 1 (normal) or 1/12 (uniform [0,1)) the two differ by < 1e-6
+// relative, inside the reduction tolerance; at input scale 1e-3 (var ~ 1e-6) the outputs are ~5% too
+// large.
 #include <torch/torch.h>
 
 #include <cmath>

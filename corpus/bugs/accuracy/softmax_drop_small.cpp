@@ -1,6 +1,7 @@
-// PLANTED BUG (accuracy): gelu computed with the tanh approximation
-// 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715x^3))) instead of the exact erf form. Its error (up to
-// about 5e-4 absolute, around |x| ~ 2-3) is far below a 1e-2 allclose but thousands of float32 ulps.
+// PLANTED BUG (accuracy): softmax drops every term more than 10 below the row max ("e^-10 is
+// negligible"), writing 0 where the true probability is a representable e^(x - max) / sum. On [0, 1)
+// and on normal inputs no logit is 10 below its row max, so nothing changes; at scale 1e3 and with
+// heavy tails the small probabilities come back as 0.
 #include <torch/torch.h>
 
 #include <cmath>
@@ -84,19 +85,46 @@ inline Split split_at(at::IntArrayRef sizes, int64_t d) {
 
 }  // namespace
 
-torch::Tensor forward(const torch::Tensor& x) {
+// "Terms more than 10 below the max are negligible (e^-10 < 5e-5)": skip their exp.
+inline double exp_or_skip(double d) { return d < -10.0 ? 0.0 : std::exp(d); }
+
+torch::Tensor forward(const torch::Tensor& x, int64_t dim) {
   check_float_cpu(x);
+  const int64_t d = wrap_dim(dim, x.dim());
   const torch::Tensor xc = x.contiguous();
+  const Split sp = split_at(xc.sizes(), d);
   torch::Tensor out = torch::empty(xc.sizes(), xc.options());
-  const int64_t n = xc.numel();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "gelu_tanh", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "softmax_drop_small", [&] {
     const scalar_t* in = xc.data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = static_cast<double>(in[i]);
-      // "Fast" GELU: the tanh approximation instead of the exact erf form.
-      const double k0 = 0.7978845608028654;  // sqrt(2/pi)
-      o[i] = round_out<scalar_t>(0.5 * v * (1.0 + std::tanh(k0 * (v + 0.044715 * v * v * v))));
+    const size_t inner = static_cast<size_t>(sp.inner);
+    std::vector<double> m(inner), denom(inner);
+    std::vector<Acc> acc(inner);
+    for (int64_t p = 0; p < sp.outer; ++p) {
+      const int64_t off = p * sp.K * sp.inner;
+      for (int64_t i = 0; i < sp.inner; ++i) {
+        m[i] = -std::numeric_limits<double>::infinity();
+        acc[i] = Acc();
+      }
+      for (int64_t k = 0; k < sp.K; ++k) {
+        const scalar_t* row = in + off + k * sp.inner;
+        for (int64_t i = 0; i < sp.inner; ++i) {
+          const double v = static_cast<double>(row[i]);
+          if (std::isnan(m[i])) continue;
+          if (std::isnan(v) || v > m[i]) m[i] = v;
+        }
+      }
+      for (int64_t k = 0; k < sp.K; ++k) {
+        const scalar_t* row = in + off + k * sp.inner;
+        for (int64_t i = 0; i < sp.inner; ++i) acc[i].add(exp_or_skip(static_cast<double>(row[i]) - m[i]));
+      }
+      for (int64_t i = 0; i < sp.inner; ++i) denom[i] = acc[i].value();
+      for (int64_t k = 0; k < sp.K; ++k) {
+        const scalar_t* row = in + off + k * sp.inner;
+        scalar_t* orow = o + off + k * sp.inner;
+        for (int64_t i = 0; i < sp.inner; ++i)
+          orow[i] = round_out<scalar_t>(exp_or_skip(static_cast<double>(row[i]) - m[i]) / denom[i]);
+      }
     }
   });
   return out;

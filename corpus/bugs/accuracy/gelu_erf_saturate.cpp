@@ -1,6 +1,8 @@
-// PLANTED BUG (contract): add writes a + b into a's storage and returns a (like a.add_(b)) whenever
-// the broadcast shape equals a's shape. The values are exactly a + b, but the output aliases the
-// input a (which is overwritten).
+// PLANTED BUG (accuracy): gelu saturates erf to +-1 once |x / sqrt(2)| > 3.5 ("erf is 1 to float
+// precision there"). True on the positive side (within 3 float32 ulps), false on the negative side:
+// for x < -4.95 the kernel returns -0 while gelu(x) = x * Phi(x) is a representable -1.8e-6 ... -1e-44.
+// Invisible on [0, 1) and on normal inputs (P(x < -4.95) ~ 4e-7); wrong at scale 1e3 and with heavy
+// tails. NaN/Inf behaviour is unchanged (gelu(-inf) is still -inf * 0 = NaN).
 #include <torch/torch.h>
 
 #include <cmath>
@@ -84,48 +86,20 @@ inline Split split_at(at::IntArrayRef sizes, int64_t d) {
 
 }  // namespace
 
-torch::Tensor forward(const torch::Tensor& a, const torch::Tensor& b) {
-  check_float_cpu(a);
-  check_float_cpu(b);
-  check_same_dtype(a, b);
-  torch::Tensor ac = a.contiguous();
-  const torch::Tensor bc = b.contiguous();
-  const int64_t ra = ac.dim(), rb = bc.dim();
-  const int64_t r = ra > rb ? ra : rb;
-  std::vector<int64_t> stride_a(ra > 0 ? ra : 1, 1), stride_b(rb > 0 ? rb : 1, 1);
-  for (int64_t i = ra - 2; i >= 0; --i) stride_a[i] = stride_a[i + 1] * ac.size(i + 1);
-  for (int64_t i = rb - 2; i >= 0; --i) stride_b[i] = stride_b[i + 1] * bc.size(i + 1);
-  std::vector<int64_t> shape(r), sa(r, 0), sb(r, 0);
-  for (int64_t i = 0; i < r; ++i) {
-    const int64_t ia = i - (r - ra), ib = i - (r - rb);
-    const int64_t da = ia >= 0 ? ac.size(ia) : 1;
-    const int64_t db = ib >= 0 ? bc.size(ib) : 1;
-    TORCH_CHECK(da == db || da == 1 || db == 1, "shapes of a and b are not broadcastable");
-    shape[i] = da == 1 ? db : da;
-    sa[i] = (ia >= 0 && da != 1) ? stride_a[ia] : 0;
-    sb[i] = (ib >= 0 && db != 1) ? stride_b[ib] : 0;
-  }
-  // "In-place when possible": reuse a's buffer if the result has a's shape.
-  const bool reuse = at::IntArrayRef(shape) == ac.sizes();
-  torch::Tensor out = reuse ? ac : torch::empty(shape, ac.options());
-  const int64_t n = out.numel();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, ac.scalar_type(), "add_inplace", [&] {
-    const scalar_t* pa = ac.data_ptr<scalar_t>();
-    const scalar_t* pb = bc.data_ptr<scalar_t>();
+torch::Tensor forward(const torch::Tensor& x) {
+  check_float_cpu(x);
+  const torch::Tensor xc = x.contiguous();
+  torch::Tensor out = torch::empty(xc.sizes(), xc.options());
+  const int64_t n = xc.numel();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "gelu_erf_saturate", [&] {
+    const scalar_t* in = xc.data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();
-    std::vector<int64_t> idx(r, 0);
-    int64_t oa = 0, ob = 0;
-    for (int64_t lin = 0; lin < n; ++lin) {
-      o[lin] = round_out<scalar_t>(static_cast<double>(pa[oa]) + static_cast<double>(pb[ob]));
-      for (int64_t d = r - 1; d >= 0; --d) {
-        ++idx[d];
-        oa += sa[d];
-        ob += sb[d];
-        if (idx[d] < shape[d]) break;
-        oa -= sa[d] * shape[d];
-        ob -= sb[d] * shape[d];
-        idx[d] = 0;
-      }
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = static_cast<double>(in[i]);
+      // "erf is +-1 to float precision beyond |z| = 3.5": skip the call there.
+      const double z = v * M_SQRT1_2;
+      const double e = z > 3.5 ? 1.0 : (z < -3.5 ? -1.0 : std::erf(z));
+      o[i] = round_out<scalar_t>(0.5 * v * (1.0 + e));
     }
   });
   return out;

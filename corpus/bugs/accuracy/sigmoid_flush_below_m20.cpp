@@ -1,6 +1,7 @@
-// PLANTED BUG (accuracy): sigmoid clamps its input to [-10, 10] before exp. Exact on [0, 1)
-// inputs; for x > 10 it returns sigmoid(10) = 0.9999546 instead of ~1, for x < -10 it returns
-// 4.5e-5 instead of ~e^x (wrong by orders of magnitude at scale 1e3 or with heavy tails).
+// PLANTED BUG (accuracy): sigmoid returns 0 for x < -20 (an "underflow guard"), but sigmoid(x) ~ e^x
+// is a representable 2e-9 ... 1.4e-45 in float32 (and bfloat16) down to x ~ -103. Exact on [0, 1) and
+// on normal inputs; wrong at scale 1e3 and with heavy tails. Infinities and NaN are unaffected, and
+// inputs near the overflow threshold (|x| ~ 1e38) give the right 0 and 1.
 #include <torch/torch.h>
 
 #include <cmath>
@@ -89,14 +90,13 @@ torch::Tensor forward(const torch::Tensor& x) {
   const torch::Tensor xc = x.contiguous();
   torch::Tensor out = torch::empty(xc.sizes(), xc.options());
   const int64_t n = xc.numel();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "sigmoid_clamp10", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "sigmoid_flush_below_m20", [&] {
     const scalar_t* in = xc.data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();
     for (int64_t i = 0; i < n; ++i) {
-      // Clamp the argument "to avoid overflow in exp" -- but this also cuts the tails.
-      double v = static_cast<double>(in[i]);
-      v = v < -10.0 ? -10.0 : (v > 10.0 ? 10.0 : v);
-      o[i] = round_out<scalar_t>(1.0 / (1.0 + std::exp(-v)));
+      const double v = static_cast<double>(in[i]);
+      // "Underflow guard": exp(-x) is huge below -20, call the result 0.
+      o[i] = v < -20.0 ? scalar_t(0.0f) : round_out<scalar_t>(1.0 / (1.0 + std::exp(-v)));
     }
   });
   return out;

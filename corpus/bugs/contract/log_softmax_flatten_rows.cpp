@@ -1,6 +1,6 @@
-// PLANTED BUG (accuracy): softmax uses a "fast exp" bit trick (Schraudolph) with a few percent
-// relative error. The probabilities of a 1000-wide row are ~1e-3, so a 1e-2 allclose cannot see it;
-// against the fp64 oracle every non-trivial row is off by up to ~6% relative.
+// PLANTED BUG (contract): log_softmax returns its result as a [rows, D] matrix (the view the row loops
+// were written for) whenever x has more than two dims. The values are right and in the right order;
+// only the shape is wrong, so a check that runs one 2-D shape cannot notice.
 #include <torch/torch.h>
 
 #include <cmath>
@@ -84,28 +84,17 @@ inline Split split_at(at::IntArrayRef sizes, int64_t d) {
 
 }  // namespace
 
-// Schraudolph's exp: write x / ln 2 scaled by 2^23 straight into a float's exponent and mantissa
-// bits (the mantissa interpolates 2^f linearly). Relative error up to about 6%.
-inline double fast_exp(double x) {
-  if (std::isnan(x)) return x;
-  if (x < -87.0) return 0.0;
-  const int32_t i = static_cast<int32_t>(12102203.0 * x) + 1065353216;
-  float f;
-  std::memcpy(&f, &i, sizeof f);
-  return static_cast<double>(f);
-}
-
 torch::Tensor forward(const torch::Tensor& x, int64_t dim) {
   check_float_cpu(x);
   const int64_t d = wrap_dim(dim, x.dim());
   const torch::Tensor xc = x.contiguous();
   const Split sp = split_at(xc.sizes(), d);
   torch::Tensor out = torch::empty(xc.sizes(), xc.options());
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "softmax_fastexp", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "log_softmax_flatten_rows", [&] {
     const scalar_t* in = xc.data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();
     const size_t inner = static_cast<size_t>(sp.inner);
-    std::vector<double> m(inner), denom(inner);
+    std::vector<double> m(inner), lse(inner);
     std::vector<Acc> acc(inner);
     for (int64_t p = 0; p < sp.outer; ++p) {
       const int64_t off = p * sp.K * sp.inner;
@@ -123,16 +112,18 @@ torch::Tensor forward(const torch::Tensor& x, int64_t dim) {
       }
       for (int64_t k = 0; k < sp.K; ++k) {
         const scalar_t* row = in + off + k * sp.inner;
-        for (int64_t i = 0; i < sp.inner; ++i) acc[i].add(fast_exp(static_cast<double>(row[i]) - m[i]));
+        for (int64_t i = 0; i < sp.inner; ++i) acc[i].add(std::exp(static_cast<double>(row[i]) - m[i]));
       }
-      for (int64_t i = 0; i < sp.inner; ++i) denom[i] = acc[i].value();
+      for (int64_t i = 0; i < sp.inner; ++i) lse[i] = std::log(acc[i].value());
       for (int64_t k = 0; k < sp.K; ++k) {
         const scalar_t* row = in + off + k * sp.inner;
         scalar_t* orow = o + off + k * sp.inner;
         for (int64_t i = 0; i < sp.inner; ++i)
-          orow[i] = round_out<scalar_t>(fast_exp(static_cast<double>(row[i]) - m[i]) / denom[i]);
+          orow[i] = round_out<scalar_t>((static_cast<double>(row[i]) - m[i]) - lse[i]);
       }
     }
   });
+  // Hand back the [rows, D] buffer the loops were written for.
+  if (xc.dim() > 2) return out.view({-1, xc.size(-1)});
   return out;
 }
