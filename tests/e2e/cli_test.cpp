@@ -43,7 +43,7 @@ TEST(Cli, ControlPassesWithTheSpecsJsonFields) {
 
 TEST(Cli, PlantedBugFailsWithAReplayFileAndItsCommand) {
   std::string dir = temp_dir();
-  auto r = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/gelu_tanh.json", "--seed", "3", "--json", dir + "/r.json",
+  auto r = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/layer_norm_eps_outside.json", "--seed", "3", "--json", dir + "/r.json",
                          "--replay-dir", dir + "/replays"});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   auto j = nlohmann::json::parse(read_file(dir + "/r.json"));
@@ -62,8 +62,8 @@ TEST(Cli, PlantedBugFailsWithAReplayFileAndItsCommand) {
 
 TEST(Cli, SameSeedSameVerdictsAndEvidence) {
   std::string dir = temp_dir();
-  auto a = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_fastexp.json", "--seed", "99", "--json", dir + "/a.json", "--quiet"});
-  auto b = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_fastexp.json", "--seed", "99", "--json", dir + "/b.json", "--quiet"});
+  auto a = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "99", "--json", dir + "/a.json", "--quiet"});
+  auto b = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "99", "--json", dir + "/b.json", "--quiet"});
   auto ja = nlohmann::json::parse(read_file(dir + "/a.json")), jb = nlohmann::json::parse(read_file(dir + "/b.json"));
   for (size_t i = 0; i < ja["gates"].size(); ++i) {
     EXPECT_EQ(ja["gates"][i]["status"], jb["gates"][i]["status"]);
