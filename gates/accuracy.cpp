@@ -64,8 +64,10 @@ class AccuracyGate : public Gate {
     GateVerdict v;
     v.name = name();
     v.cases = 1;
+    note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
       v = verdict_from_outcome(name(), run);
+      v.cases = 1;
       v.replay = write_replay(ctx, name(), run, v);
       return v;
     }

@@ -55,8 +55,10 @@ class ContractGate : public Gate {
     GateVerdict v;
     v.name = name();
     v.cases = 1;
+    note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
       v = verdict_from_outcome(name(), run);
+      v.cases = 1;
     } else {
       v.message = first_violation(ctx, run);
       if (!v.message.empty()) {

@@ -27,6 +27,12 @@ enum class Distribution {
   Outliers,     // N(0,1), 1% of elements scaled by 1e3
   Uniform01,    // U[0,1): the KernelBench-style check's inputs
   Index,        // integers in [low, high)
+  // Edge-of-range values for the subnormals gate (scaled to the recipe's dtype):
+  Subnormal,    // subnormals of the dtype, random sign and magnitude
+  NearMax,      // magnitudes in [max_finite/4, max_finite], random sign
+  NearMinNormal,  // magnitudes in [min_normal/2, 4*min_normal], random sign
+  LargeLogits,  // U(-1,1) * min(1e4, max_finite/4) + shifts: overflows exp without max-subtraction
+  TinySpread,   // 1 + N(0,1)*1e-3 * ulp-ish spread: tiny variance around a large mean (norms)
 };
 const char* distribution_name(Distribution d);
 bool distribution_from_name(const std::string& n, Distribution* d);
@@ -40,6 +46,14 @@ struct TensorRecipe {
   Distribution distribution = Distribution::Normal;
   int64_t low = 0, high = 0;  // Index: [low, high)
   bool positive = false;      // value domain "positive"/"nonnegative": magnitude only
+  // Memory layout of the view handed to the kernel; the logical values are the same as the
+  // contiguous tensor's (except "expanded", whose values are generated with the first dim of size
+  // 1 and then broadcast with stride 0): contiguous, transposed (last two dims), strided (every
+  // other element of a twice-as-wide storage), offset (storage offset, NaN-filled prefix),
+  // expanded, channels_last (4-D).
+  std::string layout = "contiguous";
+  // Special values placed after generation: (flat logical index, value), e.g. NaN or -inf.
+  std::vector<std::pair<int64_t, double>> specials;
   uint64_t seed = 0;
   uint64_t stream = 0;
 };
@@ -52,10 +66,12 @@ struct Case {
   AttrMap attrs;
 };
 
-// Builds the tensor a recipe describes (contiguous, on the CPU, of the recipe's dtype). Every
+// Builds the tensor a recipe describes (on the CPU, of the recipe's dtype, in its layout). Every
 // value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.
 at::Tensor materialize(const TensorRecipe& r);
 std::vector<at::Tensor> materialize_all(const Case& c);
+// The same logical values in another memory layout (see TensorRecipe::layout).
+at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout);
 
 // The kernel call for a case: tensors then attributes in the schema's order.
 std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,
@@ -79,11 +95,17 @@ class CaseSpace {
                     std::string* error) const;
   // The first typical shape with default attributes (the KernelBench-style check's shape).
   bool fixed_case(DType dtype, Distribution dist, uint64_t seed, Case* out, std::string* error) const;
-
- private:
+  // A case with exactly these dims (every schema dim named), shape alternative and attributes.
   bool build(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
              Distribution dist, uint64_t seed, Case* out, std::string* error) const;
+  // Typical sizes of a dim inside the contract (schema domain narrowed by the manifest).
   std::vector<int64_t> sizes_for(const std::string& dim) const;
+  // The contract's [min, max] for a dim: the schema's domain narrowed by the manifest.
+  std::pair<int64_t, int64_t> limits_for(const std::string& dim) const;
+  const OpSchema& schema() const { return schema_; }
+  const KernelManifest& manifest() const { return manifest_; }
+
+ private:
 
   const OpSchema& schema_;
   const KernelManifest& manifest_;

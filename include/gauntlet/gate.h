@@ -21,6 +21,7 @@ struct GateVerdict {
   Category category = Category::None;
   std::string message;
   std::string replay;          // path of the replay file (failures and errors)
+  std::string outputs_sha256;  // digest of the deciding case's outputs (replay compares it)
   int cases = 0;               // cases judged
   double seconds = 0;
   nlohmann::json evidence = nlohmann::json::object();
@@ -73,6 +74,8 @@ std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string&
 CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat = 1);
 // A verdict for a kernel outcome that is not Ok (error with its category, or harness-error).
 GateVerdict verdict_from_outcome(const std::string& gate, const CaseRun& run);
+// Records the digest of the case's first call outputs in the verdict (no-op when it produced none).
+void note_outputs(GateVerdict& v, const CaseRun& run);
 // Writes the replay file for a failing case and returns its path ("" if it could not be written).
 std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v);
 // The expected dtype of output `i` for a case (schema rule "same:x" or a dtype name).

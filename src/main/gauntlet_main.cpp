@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gauntlet/oracle.h"
+#include "gauntlet/replay.h"
 #include "gauntlet/selftest.h"
 #include "gauntlet/verify.h"
 #include "gauntlet/version.h"
@@ -204,6 +205,14 @@ int main(int argc, char** argv) {
   selftest->add_option("--memory-limit", sf.memory, "host memory per gate process (default 4G)");
   selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
 
+  ReplayOptions ro;
+  VerifyFlags rf;
+  CLI::App* replay = app.add_subcommand("replay", "re-run a stored failing case: same verdict, same output bytes");
+  replay->add_option("file", ro.file, "replay file written by a failing gate")->required();
+  replay->add_option("--dump", ro.dump_dir, "write inputs, expected and actual values to this directory");
+  replay->add_option("--timeout", rf.timeout, "wall-clock seconds for the gate process (default 60)");
+  replay->add_option("--memory-limit", rf.memory, "host memory for the gate process (default 4G)");
+
   std::string schema_action;
   std::vector<std::string> schema_args;
   CLI::App* schemas = app.add_subcommand("schemas", "list, show or lint the op schemas");
@@ -230,6 +239,13 @@ int main(int argc, char** argv) {
       if (!error.empty()) return fail_usage(error);
       Launcher launcher(sopts);
       return run_selftest(st, launcher, stdout);
+    }
+    if (replay->parsed()) {
+      std::string error;
+      SandboxOptions sopts = sandbox_from(rf, &error);
+      if (!error.empty()) return fail_usage(error);
+      Launcher launcher(sopts);
+      return run_replay(ro, launcher, stdout);
     }
     if (schemas->parsed()) return run_schemas(schema_action, schema_args);
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // Test cases: distributions, materializing recipes into tensors, kernel arguments, digests, JSON.
 #include "gauntlet/case.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "gauntlet/builder.h"
@@ -16,11 +17,29 @@ const std::pair<Distribution, const char*> kDistNames[] = {
     {Distribution::OneSigned, "one-signed"},  {Distribution::HeavyTailed, "heavy-tailed"},
     {Distribution::Outliers, "outliers"},     {Distribution::Uniform01, "uniform01"},
     {Distribution::Index, "index"},
+    {Distribution::Subnormal, "subnormal"},   {Distribution::NearMax, "near-max"},
+    {Distribution::NearMinNormal, "near-min-normal"}, {Distribution::LargeLogits, "large-logits"},
+    {Distribution::TinySpread, "tiny-spread"},
 };
 
 // One element of a real distribution, before rounding to the dtype.
-double draw(Distribution d, uint64_t seed, uint64_t stream, uint64_t i) {
+double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_t i) {
+  const num::DTypeLimits lim = dtype_is_floating(dtype) ? num::limits(dtype) : num::limits(DType::Float32);
+  const double sign = rng::uniform01(seed, stream + 0x3000, i) < 0.5 ? -1.0 : 1.0;
   switch (d) {
+    case Distribution::Subnormal:
+      // Uniform over the subnormal range's exponents (2^-k * min_normal), so tiny and near-normal
+      // subnormals are equally likely.
+      return sign * lim.min_normal * std::ldexp(0.5 + 0.49 * rng::uniform01(seed, stream, i),
+                                                -int(rng::below(seed, stream + 0x4000, i, uint64_t(lim.mantissa_bits))));
+    case Distribution::NearMax:
+      return sign * lim.max_finite * (0.25 + 0.75 * rng::uniform01(seed, stream, i));
+    case Distribution::NearMinNormal:
+      return sign * lim.min_normal * (0.5 + 3.5 * rng::uniform01(seed, stream, i));
+    case Distribution::LargeLogits:
+      return rng::uniform_pm1(seed, stream, i) * std::min(1e4, lim.max_finite / 4);
+    case Distribution::TinySpread:
+      return 1000.0 + rng::normal(seed, stream, i) * 1e-3;
     case Distribution::Normal: return rng::normal(seed, stream, i);
     case Distribution::Uniform: return rng::uniform_pm1(seed, stream, i);
     case Distribution::Small: return rng::normal(seed, stream, i) * 1e-3;
@@ -74,11 +93,45 @@ at::Tensor materialize(const TensorRecipe& r) {
   at::Tensor t = at::empty({n}, at::kDouble);
   double* p = t.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
-    double v = draw(r.distribution, r.seed, r.stream, uint64_t(i));
+    double v = draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i));
     if (r.positive) v = std::fabs(v);
     p[i] = num::round_to(r.dtype, v);  // exact in the dtype: the cast below changes nothing
   }
-  return t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
+  for (const auto& [index, value] : r.specials)
+    if (index >= 0 && index < n) p[index] = num::round_to(r.dtype, value);
+  at::Tensor logical = t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
+  return apply_layout(logical, r.layout);
+}
+
+at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout) {
+  const int64_t rank = logical.dim();
+  if (layout == "contiguous" || rank == 0) return logical;
+  if (layout == "transposed" && rank >= 2)
+    return logical.transpose(-1, -2).contiguous().transpose(-1, -2);
+  if (layout == "channels_last" && rank == 4) return logical.contiguous(at::MemoryFormat::ChannelsLast);
+  // Gaps and prefixes hold NaN (or -1 for integers): a stride-blind kernel reads garbage, visibly.
+  const bool floating = at::isFloatingType(logical.scalar_type());
+  if (layout == "strided") {
+    std::vector<int64_t> wide(logical.sizes().begin(), logical.sizes().end());
+    wide.back() *= 2;
+    at::Tensor storage = at::full(wide, floating ? NAN : -1.0, logical.options());
+    at::Tensor view = storage.slice(rank - 1, 0, wide.back(), 2);
+    view.copy_(logical);
+    return view;
+  }
+  if (layout == "offset") {
+    const int64_t pad = 7;
+    at::Tensor storage = at::full({logical.numel() + pad}, floating ? NAN : -1.0, logical.options());
+    storage.slice(0, 0, pad).fill_(floating ? NAN : -1.0);
+    at::Tensor view = storage.as_strided(logical.sizes(), logical.contiguous().strides(), pad);
+    view.copy_(logical);
+    return view;
+  }
+  if (layout == "expanded" && logical.size(0) > 0) {
+    // Stride 0 along dim 0: every row is the first row.
+    return logical.narrow(0, 0, 1).expand(logical.sizes());
+  }
+  return logical;
 }
 
 std::vector<at::Tensor> materialize_all(const Case& c) {
@@ -144,6 +197,17 @@ nlohmann::json case_to_json(const Case& c) {
     t["distribution"] = distribution_name(r.distribution);
     if (r.distribution == Distribution::Index) t["range"] = {r.low, r.high};
     if (r.positive) t["positive"] = true;
+    if (r.layout != "contiguous") t["layout"] = r.layout;
+    if (!r.specials.empty()) {
+      nlohmann::json sp = nlohmann::json::array();
+      for (const auto& [index, value] : r.specials) {
+        // JSON has no NaN/Inf: special values are written as text.
+        std::string text = std::isnan(value) ? "nan" : std::isinf(value) ? (value > 0 ? "inf" : "-inf") : "";
+        if (text.empty()) sp.push_back({index, value});
+        else sp.push_back({index, text});
+      }
+      t["specials"] = sp;
+    }
     t["seed"] = r.seed;
     t["stream"] = r.stream;
     tensors.push_back(t);
@@ -180,6 +244,26 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
         r.high = t["range"].at(1);
       }
       r.positive = t.value("positive", false);
+      r.layout = t.value("layout", "contiguous");
+      static const char* layouts[] = {"contiguous", "transposed", "strided", "offset", "expanded", "channels_last"};
+      if (std::find(std::begin(layouts), std::end(layouts), r.layout) == std::end(layouts))
+        return (*error = "case tensor has an unknown layout " + r.layout, false);
+      if (t.contains("specials")) {
+        for (const auto& e : t["specials"]) {
+          const int64_t index = e.at(0).get<int64_t>();
+          double value = 0;
+          if (e.at(1).is_string()) {
+            const std::string v = e.at(1);
+            if (v == "nan") value = NAN;
+            else if (v == "inf") value = INFINITY;
+            else if (v == "-inf") value = -INFINITY;
+            else return (*error = "case special value '" + v + "' is not nan, inf or -inf", false);
+          } else {
+            value = e.at(1).get<double>();
+          }
+          r.specials.push_back({index, value});
+        }
+      }
       r.seed = t.at("seed");
       r.stream = t.at("stream");
       c->tensors.push_back(r);

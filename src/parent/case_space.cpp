@@ -39,6 +39,18 @@ CaseSpace::CaseSpace(const OpSchema& schema, const KernelManifest& manifest)
       if (std::find(manifest.dtypes.begin(), manifest.dtypes.end(), d) != manifest.dtypes.end()) dtypes_.push_back(d);
 }
 
+std::pair<int64_t, int64_t> CaseSpace::limits_for(const std::string& dim) const {
+  auto it = schema_.dims.find(dim);
+  if (it == schema_.dims.end()) return {1, 1};
+  int64_t lo = it->second.zero_allowed ? 0 : std::max<int64_t>(it->second.min, 1), hi = it->second.max;
+  auto lim = manifest_.shapes.find(dim);
+  if (lim != manifest_.shapes.end()) {
+    if (lim->second.min) lo = std::max(lo, *lim->second.min);
+    if (lim->second.max) hi = std::min(hi, *lim->second.max);
+  }
+  return {lo, hi};
+}
+
 std::vector<int64_t> CaseSpace::sizes_for(const std::string& dim) const {
   auto it = schema_.dims.find(dim);
   if (it == schema_.dims.end()) return {1};

@@ -82,6 +82,11 @@ GateVerdict verdict_from_outcome(const std::string& gate, const CaseRun& run) {
   return v;
 }
 
+void note_outputs(GateVerdict& v, const CaseRun& run) {
+  if (run.outcome.kind == Outcome::Kind::Ok && !run.outcome.reply.calls.empty())
+    v.outputs_sha256 = inputs_digest(run.outcome.reply.calls[0].outputs);
+}
+
 std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v) {
   if (ctx.replay_dir.empty()) return "";
   mkdir(ctx.replay_dir.c_str(), 0755);
@@ -100,8 +105,7 @@ std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRu
   j["case"] = case_to_json(run.c);
   j["inputs_sha256"] = inputs_digest(run.inputs);
   j["verdict"] = {{"status", status_name(v.status)}, {"category", category_name(v.category)}, {"message", v.message}};
-  if (run.outcome.kind == Outcome::Kind::Ok && !run.outcome.reply.calls.empty())
-    j["outputs_sha256"] = inputs_digest(run.outcome.reply.calls[0].outputs);
+  if (!v.outputs_sha256.empty()) j["outputs_sha256"] = v.outputs_sha256;
   const std::string path =
       ctx.replay_dir + "/" + ctx.schema.name + "-" + ctx.kernel_hash.substr(0, 12) + "-" + gate + ".json";
   const std::string tmp = path + ".tmp";

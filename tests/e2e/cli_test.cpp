@@ -179,3 +179,67 @@ TEST(Cli, KernelBenchStyleCheckAcceptsAPlantedBug) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Replay, ReproducesVerdictAndOutputBytesInAFreshProcess) {
+  std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "5", "--json",
+                         dir + "/r.json", "--replay-dir", dir + "/replays", "--quiet"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto j = nlohmann::json::parse(read_file(dir + "/r.json"));
+  const std::string replay = j["gates"][1]["replay"];
+  const std::string recorded = nlohmann::json::parse(read_file(replay))["outputs_sha256"];
+  ASSERT_EQ(recorded.size(), 64u);
+  auto rep = run_gauntlet({"replay", replay, "--dump", dir + "/dump"});
+  EXPECT_EQ(rep.exit_code, 1) << rep.out << rep.err;
+  EXPECT_NE(rep.out.find("outputs sha256: " + recorded), std::string::npos) << rep.out;
+  EXPECT_NE(rep.out.find("reproduced: yes"), std::string::npos) << rep.out;
+  EXPECT_FALSE(read_file(dir + "/dump/input_x.txt").empty());
+  EXPECT_FALSE(read_file(dir + "/dump/expected_y.txt").empty());
+  EXPECT_FALSE(read_file(dir + "/dump/actual_y.txt").empty());
+}
+
+TEST(Replay, CorruptOrMismatchedFilesAreClearErrors) {
+  std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "5", "--replay-dir",
+                         dir + "/replays", "--quiet", "--gates", "accuracy"});
+  ASSERT_EQ(r.exit_code, 1);
+  // Find the one replay file written.
+  std::string file;
+  FILE* p = popen(("ls " + dir + "/replays/*.json").c_str(), "r");
+  char buf[512] = {};
+  ASSERT_TRUE(fgets(buf, sizeof buf, p));
+  pclose(p);
+  file = buf;
+  file.erase(file.find_last_not_of("\n") + 1);
+  auto j = nlohmann::json::parse(read_file(file));
+
+  write_file(dir + "/truncated.json", read_file(file).substr(0, 200));
+  auto t = run_gauntlet({"replay", dir + "/truncated.json"});
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_NE(t.err.find("corrupt"), std::string::npos) << t.err;
+
+  auto other_tool = j;
+  other_tool["tool_version"] = "0.0.1";
+  write_file(dir + "/tool.json", other_tool.dump());
+  auto v = run_gauntlet({"replay", dir + "/tool.json"});
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE(v.err.find("0.0.1"), std::string::npos) << v.err;
+
+  auto other_kernel = j;
+  other_kernel["kernel"]["sha256"] = std::string(64, '0');
+  write_file(dir + "/kernel.json", other_kernel.dump());
+  auto k = run_gauntlet({"replay", dir + "/kernel.json"});
+  EXPECT_EQ(k.exit_code, 2);
+  EXPECT_NE(k.err.find("changed"), std::string::npos) << k.err;
+
+  auto bad_case = j;
+  bad_case["case"]["tensors"][0]["dtype"] = "float17";
+  write_file(dir + "/case.json", bad_case.dump());
+  auto c = run_gauntlet({"replay", dir + "/case.json"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(one_line(c.err).find('\n'), std::string::npos) << c.err;
+}
+
+}  // namespace

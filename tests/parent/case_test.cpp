@@ -99,3 +99,54 @@ TEST(Case, CorruptJsonIsAnErrorNotACrash) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Case, LayoutsKeepTheLogicalValues) {
+  TensorRecipe r = recipe(DType::Float32, Distribution::Normal, {2, 3, 4, 5});
+  at::Tensor base = materialize(r);
+  for (const char* layout : {"transposed", "strided", "offset", "channels_last"}) {
+    r.layout = layout;
+    at::Tensor t = materialize(r);
+    EXPECT_TRUE(at::equal(t, base)) << layout;
+    if (std::string(layout) != "offset") EXPECT_FALSE(t.is_contiguous()) << layout;
+  }
+  r.layout = "offset";
+  EXPECT_GT(materialize(r).storage_offset(), 0);
+  r.layout = "strided";
+  EXPECT_EQ(materialize(r).stride(3), 2);
+  r.layout = "expanded";
+  at::Tensor e = materialize(r);
+  EXPECT_EQ(e.stride(0), 0);
+  EXPECT_TRUE(at::equal(e[1], e[0]));
+}
+
+TEST(Case, SpecialValuesArePlacedAndSurviveJson) {
+  Case c;
+  TensorRecipe r = recipe(DType::BFloat16, Distribution::Normal, {3, 4});
+  r.specials = {{0, NAN}, {5, INFINITY}, {11, -INFINITY}, {7, 1e-40}};
+  c.tensors = {r};
+  at::Tensor t = materialize(r).to(at::kDouble).reshape({-1});
+  EXPECT_TRUE(std::isnan(t[0].item<double>()));
+  EXPECT_EQ(t[5].item<double>(), INFINITY);
+  EXPECT_EQ(t[11].item<double>(), -INFINITY);
+  Case back;
+  std::string error;
+  ASSERT_TRUE(case_from_json(nlohmann::json::parse(case_to_json(c).dump()), &back, &error)) << error;
+  EXPECT_TRUE(at::equal(materialize(back.tensors[0]).isnan(), materialize(r).isnan()));
+  EXPECT_EQ(back.tensors[0].specials.size(), 4u);
+}
+
+TEST(Case, EdgeDistributionsStayInTheirRange) {
+  for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    const num::DTypeLimits lim = num::limits(dt);
+    at::Tensor sub = materialize(recipe(dt, Distribution::Subnormal, {1000})).to(at::kDouble).abs();
+    EXPECT_LT(sub.max().item<double>(), lim.min_normal) << dtype_name(dt);
+    EXPECT_GT(sub.max().item<double>(), 0.0) << dtype_name(dt);
+    at::Tensor big = materialize(recipe(dt, Distribution::NearMax, {1000})).to(at::kDouble).abs();
+    EXPECT_LE(big.max().item<double>(), lim.max_finite) << dtype_name(dt);
+    EXPECT_GE(big.min().item<double>(), lim.max_finite / 4 * 0.99) << dtype_name(dt);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,19 @@
+// gauntlet replay: re-runs one stored failing case and reproduces its verdict and output bytes.
+#pragma once
+#include <cstdio>
+#include <string>
+
+#include "gauntlet/sandbox.h"
+
+namespace gauntlet {
+
+struct ReplayOptions {
+  std::string file;
+  std::string dump_dir;  // non-empty: write inputs, expected and actual values here
+};
+
+// Exit code: 0 the gate passes now, 1 it fails or errors (the failure reproduces), 2 a bad,
+// corrupt or mismatched replay file (other tool version, changed kernel or schema) or harness error.
+int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out);
+
+}  // namespace gauntlet

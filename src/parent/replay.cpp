@@ -1,0 +1,142 @@
+// Replaying a stored case: checks the file against the tool, schema and kernel, re-runs the gate's
+// check on exactly that case in a fresh sandbox, and compares verdict and output digest.
+#include "gauntlet/replay.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "gauntlet/verify.h"
+#include "gauntlet/version.h"
+
+namespace gauntlet {
+namespace {
+
+int bad_file(const std::string& file, const std::string& why) {
+  std::fprintf(stderr, "gauntlet: error: %s: %s\n", file.c_str(), why.c_str());
+  return 2;
+}
+
+void dump_tensor(const std::string& dir, const std::string& name, const at::Tensor& t0) {
+  at::Tensor t = t0.contiguous();
+  std::ofstream bin(dir + "/" + name + ".bin", std::ios::binary);
+  bin.write(static_cast<const char*>(t.data_ptr()), std::streamsize(t.numel() * t.element_size()));
+  std::ofstream txt(dir + "/" + name + ".txt");
+  txt << "# " << c10::toString(t.scalar_type()) << " " << t.sizes() << "\n";
+  at::Tensor d = at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble) : t.to(at::kLong);
+  char buf[64];
+  for (int64_t i = 0; i < d.numel(); ++i) {
+    if (d.scalar_type() == at::kDouble) std::snprintf(buf, sizeof buf, "%.17g\n", d.data_ptr<double>()[i]);
+    else std::snprintf(buf, sizeof buf, "%lld\n", (long long)d.data_ptr<int64_t>()[i]);
+    txt << buf;
+  }
+}
+
+}  // namespace
+
+int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out) {
+  const std::string& file = options.file;
+  std::ifstream in(file);
+  if (!in) return bad_file(file, "cannot read the replay file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return bad_file(file, "corrupt replay file (not valid JSON)");
+  }
+  if (!j.is_object() || j.value("format", "") != "gauntlet-replay-v1")
+    return bad_file(file, "not a gauntlet replay file (format gauntlet-replay-v1)");
+  std::string gate_name, op, source, kernel_sha, schema_sha, manifest_path, entry, device, tool;
+  Case c;
+  try {
+    tool = j.at("tool_version");
+    gate_name = j.at("gate");
+    op = j.at("op");
+    schema_sha = j.at("schema_sha256");
+    source = j.at("kernel").at("source");
+    kernel_sha = j.at("kernel").at("sha256");
+    entry = j.at("kernel").at("entry");
+    device = j.at("kernel").at("device");
+    manifest_path = j.at("kernel").value("manifest", "");
+    std::string error;
+    if (!case_from_json(j.at("case"), &c, &error)) return bad_file(file, "corrupt case: " + error);
+  } catch (const nlohmann::json::exception& e) {
+    return bad_file(file, std::string("corrupt replay file: ") + e.what());
+  }
+  if (tool != GAUNTLET_VERSION_STRING)
+    return bad_file(file, "written by gauntlet " + tool + ", this is gauntlet " + GAUNTLET_VERSION_STRING +
+                              "; replay it with that version");
+  std::string error;
+  auto schema = find_schema(op, &error);
+  if (!schema) return bad_file(file, error);
+  if (sha256_file_hex(schema->source_file) != schema_sha)
+    return bad_file(file, "the schema of " + op + " changed since the case was recorded (" + schema->source_file + ")");
+  KernelManifest manifest;
+  if (!manifest_path.empty()) {
+    auto m = load_manifest(manifest_path, &error);
+    if (!m) return bad_file(file, "its manifest: " + error);
+    manifest = *m;
+  }
+  manifest.op = op;
+  manifest.source = source;
+  manifest.entry = entry;
+  manifest.device = device;
+  const std::string actual_sha = sha256_file_hex(source);
+  if (actual_sha.empty()) return bad_file(file, "kernel source " + source + " is missing");
+  if (actual_sha != kernel_sha)
+    return bad_file(file, "kernel " + source + " changed since the case was recorded (sha256 " + actual_sha.substr(0, 12) +
+                              ", recorded " + kernel_sha.substr(0, 12) + ")");
+  auto gate = make_gate(gate_name);
+  if (!gate) return bad_file(file, "unknown gate '" + gate_name + "'");
+  std::vector<at::Tensor> inputs = materialize_all(c);
+  if (inputs_digest(inputs) != j.value("inputs_sha256", ""))
+    return bad_file(file, "the regenerated inputs differ from the recorded digest (generator changed?)");
+
+  BuildRequest req;
+  req.source_path = source;
+  req.entries = {entry};
+  req.device = device;
+  BuildResult build = build_kernel(req, default_build_config());
+  if (!build.ok) {
+    std::fprintf(out, "replay: the kernel did not build: %s\n", build.error.c_str());
+    return 1;
+  }
+  CaseSpace space(*schema, manifest);
+  GateContext ctx{*schema, manifest, space, launcher, build.so_path, kernel_sha, schema_sha,
+                  j.value("master_seed", uint64_t(0)), 1, "", ""};
+  GateVerdict v = gate->check_one(ctx, c);
+  const nlohmann::json recorded = j.value("verdict", nlohmann::json::object());
+  const bool same_verdict = recorded.value("status", "") == status_name(v.status) &&
+                            recorded.value("category", "") == category_name(v.category);
+  const std::string recorded_out = j.value("outputs_sha256", "");
+  std::fprintf(out, "replay %s: %s gate, case %s\n", file.c_str(), gate_name.c_str(), c.label.c_str());
+  std::fprintf(out, "  verdict: %s%s%s: %s\n", status_name(v.status), v.category == Category::None ? "" : " ",
+               category_name(v.category), v.message.c_str());
+  std::fprintf(out, "  recorded: %s %s\n", recorded.value("status", "?").c_str(), recorded.value("category", "").c_str());
+  if (!recorded_out.empty() || !v.outputs_sha256.empty())
+    std::fprintf(out, "  outputs sha256: %s (recorded %s): %s\n", v.outputs_sha256.c_str(), recorded_out.c_str(),
+                 v.outputs_sha256 == recorded_out ? "identical" : "DIFFERENT");
+  const bool reproduced = same_verdict && v.outputs_sha256 == recorded_out;
+  std::fprintf(out, "  reproduced: %s\n", reproduced ? "yes" : "no");
+
+  if (!options.dump_dir.empty()) {
+    mkdir(options.dump_dir.c_str(), 0755);
+    GateVerdict failed;
+    auto session = open_session(ctx, gate_name, &failed);
+    for (size_t i = 0; i < inputs.size(); ++i) dump_tensor(options.dump_dir, "input_" + c.tensors[i].name, inputs[i]);
+    if (session) {
+      CaseRun run = run_case(ctx, *session, c);
+      for (size_t i = 0; i < run.oracle.outputs.size(); ++i) {
+        const std::string oname = i < schema->outputs.size() ? schema->outputs[i].name : std::to_string(i);
+        dump_tensor(options.dump_dir, "expected_" + oname, run.oracle.outputs[i]);
+        if (run.outcome.kind == Outcome::Kind::Ok && i < run.outcome.reply.calls[0].outputs.size())
+          dump_tensor(options.dump_dir, "actual_" + oname, run.outcome.reply.calls[0].outputs[i]);
+      }
+    }
+    std::fprintf(out, "  dumped inputs, expected and actual values to %s (.txt and raw .bin)\n", options.dump_dir.c_str());
+  }
+  if (v.status == Status::HarnessError) return 2;
+  return v.status == Status::Pass || v.status == Status::Skip ? 0 : 1;
+}
+
+}  // namespace gauntlet
