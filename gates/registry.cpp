@@ -5,6 +5,12 @@ namespace gauntlet {
 
 std::unique_ptr<Gate> make_contract_gate();
 std::unique_ptr<Gate> make_accuracy_gate();
+std::unique_ptr<Gate> make_special_values_gate();
+std::unique_ptr<Gate> make_subnormals_gate();
+std::unique_ptr<Gate> make_shapes_gate();
+std::unique_ptr<Gate> make_layouts_gate();
+std::unique_ptr<Gate> make_determinism_gate();
+std::unique_ptr<Gate> make_statelessness_gate();
 std::unique_ptr<Gate> make_pending_gate(const std::string& name);
 
 std::vector<std::string> gate_names() {
@@ -15,6 +21,12 @@ std::vector<std::string> gate_names() {
 std::unique_ptr<Gate> make_gate(const std::string& name) {
   if (name == "contract") return make_contract_gate();
   if (name == "accuracy") return make_accuracy_gate();
+  if (name == "special-values") return make_special_values_gate();
+  if (name == "subnormals") return make_subnormals_gate();
+  if (name == "shapes") return make_shapes_gate();
+  if (name == "layouts") return make_layouts_gate();
+  if (name == "determinism") return make_determinism_gate();
+  if (name == "statelessness") return make_statelessness_gate();
   for (const std::string& n : gate_names())
     if (n == name) return make_pending_gate(name);
   return nullptr;

@@ -1,0 +1,9 @@
+// Gate shapes (SPEC "The twelve gates"): placeholder until its checks land; reports skip with the reason.
+#include "gauntlet/gate.h"
+
+namespace gauntlet {
+
+std::unique_ptr<Gate> make_pending_gate(const std::string& name);
+std::unique_ptr<Gate> make_shapes_gate() { return make_pending_gate("shapes"); }
+
+}  // namespace gauntlet
