@@ -92,6 +92,7 @@ class WorkerSession {
   friend class Launcher;
   WorkerSession() = default;
   Outcome fail_from_child(wire::ReadStatus status, const std::string& why);
+  bool special_frame(const wire::Frame& f, Outcome* out);
   void kill_now();
   int wait_status(bool* exited);
 

@@ -23,6 +23,7 @@ enum class FrameType : uint32_t {
   CaseReply = 4,   // worker -> parent: CaseReply
   Violation = 5,   // worker -> parent: the seccomp filter trapped a forbidden system call
   Bye = 6,         // parent -> worker: exit cleanly
+  Signal = 7,      // worker -> parent: a fatal signal it sent itself (pid-namespace init cannot die of it)
 };
 
 struct Frame {
@@ -117,6 +118,10 @@ struct CallOutputs {
   std::vector<int32_t> alias_input;
   std::vector<int32_t> alias_output;
   std::vector<bool> output_contiguous; // as returned
+  // alias_previous_call[i] >= 0: output i shares storage with that output of the previous call of
+  // the same request (a kernel handing out one static buffer: the caller's earlier result changes
+  // under it). Empty or -1: fresh storage.
+  std::vector<int32_t> alias_previous_call;
 };
 
 struct CaseReply {

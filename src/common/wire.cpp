@@ -166,7 +166,7 @@ ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why)
   r.u32(&magic);
   r.u32(&type);
   r.u64(&len);
-  if (magic != kMagic || type < 1 || type > 6 || len > kMaxFrameBytes) {
+  if (magic != kMagic || type < 1 || type > 7 || len > kMaxFrameBytes) {
     if (why) *why = "malformed frame header (bad magic, type or length)";
     return ReadStatus::Garbage;
   }
@@ -385,6 +385,7 @@ std::string encode(const CaseReply& m) {
       w.u32(uint32_t(c.alias_input[i]));
       w.u32(uint32_t(c.alias_output[i]));
       w.u8(c.output_contiguous[i]);
+      w.u32(uint32_t(i < c.alias_previous_call.size() ? c.alias_previous_call[i] : -1));
     }
   }
   w.u8(m.inputs_unchanged);
@@ -408,6 +409,7 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
     c.alias_input.resize(n);
     c.alias_output.resize(n);
     c.output_contiguous.resize(n);
+    c.alias_previous_call.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
       if (!get_tensor(r, &c.outputs[i], why)) return false;
       uint32_t ai = 0, ao = 0;
@@ -416,6 +418,9 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
       r.u32(&ai);
       r.u32(&ao);
       r.u8(&contig);
+      uint32_t ap = 0;
+      r.u32(&ap);
+      c.alias_previous_call[i] = int32_t(ap);
       c.alias_input[i] = int32_t(ai);
       c.alias_output[i] = int32_t(ao);
       c.output_contiguous[i] = contig != 0;

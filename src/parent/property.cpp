@@ -1,7 +1,11 @@
 // RapidCheck-driven case search and shrinking for gates (see include/gauntlet/property.h).
 #include "gauntlet/property.h"
 
+#include <fcntl.h>
 #include <rapidcheck.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "gauntlet/rng.h"
 
@@ -15,6 +19,22 @@ class SilentListener : public rc::detail::TestListener {
   void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
 };
+
+// RapidCheck announces its global configuration on stderr the first time it is read; gauntlet's
+// output is its own, so that first read happens with stderr parked on /dev/null.
+void load_rapidcheck_configuration_quietly() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  std::fflush(stderr);
+  const int saved = dup(2);
+  const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (saved >= 0 && null_fd >= 0) dup2(null_fd, 2);
+  (void)rc::detail::configuration();
+  std::fflush(stderr);
+  if (saved >= 0) dup2(saved, 2), close(saved);
+  if (null_fd >= 0) close(null_fd);
+}
 
 }  // namespace
 
@@ -48,6 +68,7 @@ PropertyOutcome run_property(GateContext& ctx, const std::string& gate, int max_
     if (v.status == Status::HarnessError) stop = true;
     RC_FAIL(v.message);
   };
+  load_rapidcheck_configuration_quietly();
   rc::detail::TestParams params;
   params.seed = ctx.case_seed(gate, 0xC0DE);
   params.maxSuccess = std::max(1, max_cases);

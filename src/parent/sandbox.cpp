@@ -261,8 +261,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error) {
   s->req_fd_ = fds.req[1];
   s->rep_fd_ = fds.rep[0];
   s->capture_fd_ = fds.capture;
-  s->status_fd_ = fds.status[0];
-  if (!s->pid_ns_) ::close(s->status_fd_), s->status_fd_ = -1;
+  ::close(fds.status[0]);  // the worker is our direct child: waitpid gives its status
   s->timeout_seconds_ = options_.timeout_seconds;
   s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
   return s;
@@ -339,8 +338,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   s->req_fd_ = fds.req[1];
   s->rep_fd_ = fds.rep[0];
   s->capture_fd_ = fds.capture;
-  s->status_fd_ = fds.status[0];
-  if (!s->pid_ns_) ::close(s->status_fd_), s->status_fd_ = -1;
+  ::close(fds.status[0]);  // the worker is our direct child: waitpid gives its status
   s->timeout_seconds_ = options_.timeout_seconds;
   s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
   return s;
@@ -461,6 +459,10 @@ Outcome WorkerSession::load(const std::string& so_path, const std::string& entry
   }
   wire::LoadReply rep;
   Outcome o;
+  if (special_frame(f, &o)) {
+    o.message = "while loading the kernel: " + o.message;
+    return o;
+  }
   if (f.type != wire::FrameType::LoadReply || !wire::decode(f.payload, &rep, &why)) {
     kill_now();
     o.kind = Outcome::Kind::Died;
@@ -480,19 +482,23 @@ Outcome WorkerSession::load(const std::string& so_path, const std::string& entry
   return o;
 }
 
-Outcome WorkerSession::call(const wire::CaseRequest& request) {
-  Outcome o;
-  if (finished_) {
-    o.kind = Outcome::Kind::HarnessError;
-    o.category = Category::HarnessError;
-    o.message = "call on a finished worker";
-    return o;
+// A Signal or Violation frame: the child reported its own death. Kill, reap, categorize.
+bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
+  Outcome& o = *out;
+  if (f.type == wire::FrameType::Signal) {
+    wire::Reader r(f.payload);
+    uint64_t sig = 0;
+    r.u64(&sig);
+    bool exited;
+    kill_now();
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "killed by " + signal_text(int(sig));
+    std::string tail = read_capture_tail(capture_fd_, 300);
+    if (!tail.empty()) o.message += "; output: " + tail;
+    return true;
   }
-  wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
-  wire::Frame f;
-  std::string why;
-  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
-  if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
   if (f.type == wire::FrameType::Violation) {
     wire::Reader r(f.payload);
     uint64_t nr = 0;
@@ -506,8 +512,25 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     o.kind = Outcome::Kind::Died;
     o.category = Category::Crash;
     o.message = "sandbox violation: the kernel called the forbidden system call " + sys;
+    return true;
+  }
+  return false;
+}
+
+Outcome WorkerSession::call(const wire::CaseRequest& request) {
+  Outcome o;
+  if (finished_) {
+    o.kind = Outcome::Kind::HarnessError;
+    o.category = Category::HarnessError;
+    o.message = "call on a finished worker";
     return o;
   }
+  wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
+  wire::Frame f;
+  std::string why;
+  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
+  if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+  if (special_frame(f, &o)) return o;
   if (f.type != wire::FrameType::CaseReply || !wire::decode(f.payload, &o.reply, &why) ||
       o.reply.case_id != request.case_id) {
     kill_now();

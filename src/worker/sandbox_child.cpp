@@ -24,24 +24,33 @@ namespace {
 
 // Reports a trapped forbidden system call as a Violation frame, then dies. Async-signal-safe:
 // builds the frame by hand in a stack buffer (same layout as wire::write_frame).
+void write_small_frame(wire::FrameType type, uint64_t value);
+
 void on_sigsys(int, siginfo_t* info, void*) {
+  write_small_frame(wire::FrameType::Violation, uint64_t(int64_t(info->si_syscall)));
+  _exit(101);
+}
+
+// Writes an 8-byte-payload frame by hand (async-signal-safe; same layout as wire::write_frame).
+void write_small_frame(wire::FrameType type, uint64_t value) {
   unsigned char buf[16 + 8 + 8];
-  const uint32_t magic = wire::kMagic, type = uint32_t(wire::FrameType::Violation);
-  const uint64_t len = 8;
-  const uint64_t nr = uint64_t(int64_t(info->si_syscall));
   auto put = [&](int at, uint64_t v, int n) {
     for (int i = 0; i < n; ++i) buf[at + i] = (unsigned char)(v >> (8 * i));
   };
-  put(0, magic, 4);
-  put(4, type, 4);
-  put(8, len, 8);
-  put(16, nr, 8);
+  put(0, wire::kMagic, 4);
+  put(4, uint32_t(type), 4);
+  put(8, 8, 8);
+  put(16, value, 8);
   uint64_t h = 1469598103934665603ull;
   for (int i = 16; i < 24; ++i) h = (h ^ buf[i]) * 1099511628211ull;
   put(24, h, 8);
   ssize_t ignored = ::write(kReplyFd, buf, sizeof buf);
   (void)ignored;
-  _exit(101);
+}
+
+void on_fatal_signal(int sig) {
+  write_small_frame(wire::FrameType::Signal, uint64_t(sig));
+  _exit(128 + sig);
 }
 
 bool install_seccomp(std::string* error) {
@@ -112,6 +121,15 @@ bool copy_file(int in, const std::string& to) {
 }
 
 }  // namespace
+
+void install_signal_reporters() {
+  for (int sig : {SIGABRT, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM}) {
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
+}
 
 bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::string* notes,
                    std::string* error) {

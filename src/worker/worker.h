@@ -18,11 +18,13 @@ constexpr int kControlFd = 3;   // the zygote's control socket
 bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::string* notes,
                    std::string* error);
 
+// For pid 1: self-sent fatal signals are reported as a Signal frame, then the process exits.
+void install_signal_reporters();
+
 // Serves Load, then Case frames until Bye or EOF. Returns the process exit code.
 int serve(const SandboxPolicy& policy);
 
-// Child side of a spawn: as pid 1 of a pid namespace, an init that forks the worker and reports its
-// wait status on fd 5; otherwise the worker itself.
+// Child side of a spawn: the worker (as pid 1 of its pid namespace when there is one).
 int run_child(SandboxPolicy policy);
 // Puts the sandbox fds at 3 (requests), 4 (replies), 1 and 2 (capture), 5 (status, or -1) and closes the rest.
 void arrange_fds(int req, int rep, int capture, int status);

@@ -35,25 +35,12 @@ int count_threads() {
   return n;
 }
 
-// Runs as the child that owns the sandbox fds. As pid 1 of a new pid namespace it is only an
-// init: it forks the real worker (so signals and faults behave normally for it) and reports the
-// worker's wait status on kStatusFd.
+// Runs as the child that owns the sandbox fds. As pid 1 of a new pid namespace, signals it sends
+// itself (abort's SIGABRT, raise) would be ignored by the kernel, so reporters for them are
+// installed first; faults (SIGSEGV, SIGBUS, ...) are forced and kill it as usual.
 int run_child(SandboxPolicy policy) {
-  if (getpid() == 1) {
-    pid_t w = fork();
-    if (w == 0) {
-      ::close(kStatusFd);
-      _exit(serve(policy));
-    }
-    if (w < 0) _exit(3);
-    int status = 0;
-    while (waitpid(w, &status, 0) < 0 && errno == EINTR) {
-    }
-    int32_t s = status;
-    ssize_t ignored = ::write(kStatusFd, &s, sizeof s);
-    (void)ignored;
-    _exit(0);
-  }
+  ::close(kStatusFd);
+  if (getpid() == 1) install_signal_reporters();
   return serve(policy);
 }
 

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs gauntlet's benchmarks (not tests) and prints the figures recorded in docs/performance.md.
+# Usage: tools/bench/run.sh [build-dir]   (expects a built tree; see README)
+set -euo pipefail
+cd "$(dirname "$0")/../.." 2>/dev/null || true
+build=$(cd "${1:-build}" && pwd)
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+export GAUNTLET_CACHE=${GAUNTLET_CACHE:-$build/kernel-cache}
+export GAUNTLET_WORKER=$build/gauntlet-worker
+echo "== sandbox overhead, all namespaces (net, mount, pid, ipc)"
+"$build"/gauntlet_sandbox_bench corpus/controls/relu.cpp 60
+echo "== sandbox overhead without the pid namespace (GAUNTLET_NAMESPACES=net,mount,ipc)"
+GAUNTLET_NAMESPACES=net,mount,ipc "$build"/gauntlet_sandbox_bench corpus/controls/relu.cpp 60
