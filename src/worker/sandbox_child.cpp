@@ -134,22 +134,32 @@ void install_signal_reporters() {
 bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::string* notes,
                    std::string* error) {
   std::string layers = "isolation:";
+  // Open the kernel while we still can: the cache may live under the /tmp about to be hidden, or
+  // in a directory the unprivileged uid cannot enter.
+  int kernel_fd = so_path->empty() ? -1 : ::open(so_path->c_str(), O_RDONLY | O_CLOEXEC);
+  if (!so_path->empty() && kernel_fd < 0)
+    return (*error = "cannot open the kernel " + *so_path + ": " + strerror(errno), false);
+  bool private_tmp = false;
   if ((policy.namespaces & kNsMount) && policy.private_tmp) {
-    const int kernel_fd = so_path->empty() ? -1 : ::open(so_path->c_str(), O_RDONLY | O_CLOEXEC);
-    if (!so_path->empty() && kernel_fd < 0)
-      return (*error = "cannot open the kernel " + *so_path + ": " + strerror(errno), false);
     // Keep our mounts from propagating back, then give the child its own empty /tmp.
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
         mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777") == 0) {
-      const std::string local = "/tmp/gauntlet-kernel.so";
-      if (!so_path->empty()) {
-        if (!copy_file(kernel_fd, local)) return (*error = "cannot copy the kernel into the sandbox /tmp", false);
-        *so_path = local;
-      }
+      private_tmp = true;
       layers += " private-tmp";
     } else {
       layers += " private-tmp=unavailable(" + std::string(strerror(errno)) + ")";
-      if (kernel_fd >= 0) ::close(kernel_fd);
+    }
+  }
+  if (kernel_fd >= 0) {
+    if (private_tmp) {
+      const std::string local = "/tmp/gauntlet-kernel.so";
+      if (!copy_file(kernel_fd, local)) return (*error = "cannot copy the kernel into the sandbox /tmp", false);
+      *so_path = local;
+    } else {
+      // Load through the open descriptor: no path access is needed after the privilege drop.
+      const int fd = fcntl(kernel_fd, F_DUPFD, 10);  // without close-on-exec, dlopen re-opens it
+      ::close(kernel_fd);
+      *so_path = "/proc/self/fd/" + std::to_string(fd);
     }
   }
   if (policy.drop_privileges && geteuid() == 0 && !(policy.namespaces & kNsUser)) {
