@@ -40,6 +40,14 @@ struct GateContext {
   int budget = 1;              // case-budget multiplier (--budget)
   std::string replay_dir;      // where failing cases are written
   std::string sandbox_note;    // filled by open_session: isolation actually achieved
+  // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
+  struct Timing {
+    double spawn = 0;   // starting children and loading the kernel into them
+    double oracle = 0;  // generating inputs and the fp64 oracle
+    double kernel = 0;  // inside the kernel's entry (as the worker measured it)
+    double call = 0;    // whole round trips to the worker (kernel + transfer + checks in the child)
+    int children = 0;
+  } timing;
 
   uint64_t case_seed(const std::string& gate, uint64_t case_index) const;
 };

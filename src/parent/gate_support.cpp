@@ -1,6 +1,7 @@
 // Helpers every gate uses: opening a child, running a case beside the oracle, replay files, verdicts.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "gauntlet/builder.h"
@@ -32,6 +33,12 @@ Status status_for(Outcome::Kind kind) {
 }
 
 std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed) {
+  const int64_t t0 = wire::now_ms();
+  struct AddSpawn {
+    GateContext& ctx;
+    int64_t t0;
+    ~AddSpawn() { ctx.timing.spawn += double(wire::now_ms() - t0) / 1000.0; ++ctx.timing.children; }
+  } add{ctx, t0};
   std::string error;
   std::unique_ptr<WorkerSession> s = ctx.launcher.spawn(&error);
   failed->name = gate;
@@ -56,8 +63,11 @@ std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string&
 CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat) {
   CaseRun run;
   run.c = c;
+  const auto t0 = std::chrono::steady_clock::now();
   run.inputs = materialize_all(c);
   run.oracle = run_oracle(ctx.schema.oracle, run.inputs, c.attrs);
+  const auto t1 = std::chrono::steady_clock::now();
+  ctx.timing.oracle += std::chrono::duration<double>(t1 - t0).count();
   if (!run.oracle.ok()) {
     // The generator made a case the oracle rejects: gauntlet's fault, never the kernel's.
     run.outcome.kind = Outcome::Kind::HarnessError;
@@ -70,6 +80,8 @@ CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32
   req.args = make_args(ctx.schema, run.inputs, c.attrs);
   req.repeat = repeat;
   run.outcome = session.call(req);
+  ctx.timing.call += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  ctx.timing.kernel += run.outcome.reply.kernel_seconds;
   return run;
 }
 

@@ -107,7 +107,12 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
       v.category = Category::HarnessError;
       v.message = "the manifest's dtypes leave nothing of the schema's domain";
     } else {
+      ctx.timing = GateContext::Timing{};
       v = make_gate(name)->run(ctx);
+      if (ctx.timing.children > 0)
+        v.evidence["time"] = {{"children", ctx.timing.children}, {"spawn_seconds", ctx.timing.spawn},
+                            {"oracle_seconds", ctx.timing.oracle}, {"kernel_seconds", ctx.timing.kernel},
+                            {"worker_round_trip_seconds", ctx.timing.call}};
     }
     v.seconds = seconds_since(g0);
     if (options.progress)
