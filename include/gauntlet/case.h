@@ -64,6 +64,10 @@ struct Case {
   std::map<std::string, int64_t> dims;
   std::vector<TensorRecipe> tensors;  // in the schema's input order
   AttrMap attrs;
+  // Non-empty: the case lies outside the kernel's contract (an error input, or a shape past the
+  // manifest's limits) and the kernel must reject it; the text says why. Replay needs it to know
+  // which outcome is right.
+  std::string outside_contract;
 };
 
 // Builds the tensor a recipe describes (on the CPU, of the recipe's dtype, in its layout). Every

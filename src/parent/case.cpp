@@ -217,6 +217,7 @@ nlohmann::json case_to_json(const Case& c) {
   for (const auto& [k, v] : c.attrs)
     std::visit([&](auto x) { attrs[k] = x; }, v);
   j["attrs"] = attrs;
+  if (!c.outside_contract.empty()) j["outside_contract"] = c.outside_contract;
   j["generator"] = "philox4x32-10/gauntlet-v1";
   return j;
 }
@@ -226,6 +227,7 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
     c->index = j.at("index").get<uint64_t>();
     c->label = j.value("label", "");
     c->dims = j.at("dims").get<std::map<std::string, int64_t>>();
+    c->outside_contract = j.value("outside_contract", "");
     if (j.value("generator", "") != "philox4x32-10/gauntlet-v1")
       return (*error = "case uses an unknown generator", false);
     for (const auto& t : j.at("tensors")) {
