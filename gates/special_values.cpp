@@ -1,9 +1,456 @@
-// Gate special-values (SPEC "The twelve gates"): placeholder until its checks land; reports skip with the reason.
+// Gate 3, special-values: NaN/Inf at random and adversarial positions; output NaN/Inf as the oracle's.
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
 #include "gauntlet/gate.h"
+#include "gauntlet/judge.h"
+#include "gauntlet/property.h"
 
 namespace gauntlet {
 
-std::unique_ptr<Gate> make_pending_gate(const std::string& name);
-std::unique_ptr<Gate> make_special_values_gate() { return make_pending_gate("special-values"); }
+// --- Case shapes drawn inside a RapidCheck property; gates/subnormals.cpp uses them as well. ---
+namespace gate_cases {
+
+namespace {
+
+// Above this many FLOPs (the schema's cost model) or this many input elements (each drawn by the
+// counter-based generator), a case is cut down: the fp64 oracle, the generator and the kernel must
+// stay in the millisecond range so that a gate takes well under half a second per kernel at
+// budget 1.
+constexpr int64_t kMaxWork = int64_t(1) << 21;
+constexpr int64_t kMaxElements = int64_t(1) << 16;
+
+int64_t numel_of(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+// FLOPs of the case from the schema's cost model; without one, the product of the case's dims.
+int64_t work_of(const OpSchema& schema, const Case& c) {
+  std::map<std::string, int64_t> vars = c.dims;
+  for (const auto& [k, v] : c.attrs) {
+    if (std::holds_alternative<int64_t>(v)) vars[k] = std::get<int64_t>(v);
+    else if (std::holds_alternative<bool>(v)) vars[k] = std::get<bool>(v);
+  }
+  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
+  ShapeMap shapes;
+  for (const TensorRecipe& r : c.tensors) shapes[r.name] = r.shape;
+  std::string error;
+  if (!schema.flops.empty())
+    if (auto f = eval_expr(schema.flops, vars, shapes, &error)) return *f;
+  int64_t w = 1;
+  for (const auto& [name, size] : c.dims) w = std::min<int64_t>(w * std::max<int64_t>(1, size), int64_t(1) << 40);
+  return w;
+}
+
+}  // namespace
+
+std::vector<int64_t> dim_candidates(const CaseSpace& space, const std::string& dim, bool tiny) {
+  auto [lo, hi] = space.limits_for(dim);
+  lo = std::max<int64_t>(lo, 1);  // zero-size dims belong to the shapes gate
+  // The smallest size first (what shrinking lands on), optionally the next two, then the typical
+  // sizes (the large ones, 768, 1000, 4097, hold the tile edges at 8..128). Tile-boundary and odd
+  // sizes are the shapes gate's business: a kernel that fails only there is reported by it.
+  std::vector<int64_t> out = {lo};
+  if (tiny) out.insert(out.end(), {lo + 1, lo + 2});
+  for (int64_t s : space.sizes_for(dim)) out.push_back(s);
+  out.erase(std::remove_if(out.begin(), out.end(), [&](int64_t s) { return s < lo || s > hi; }), out.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+int64_t pick_uniform(int64_t n) {
+  // pick_index's range grows with RapidCheck's size (small first), right for sizes but it would
+  // make the last dtypes and choices rare; a fixed size keeps categorical choices uniform while
+  // they still shrink toward the first.
+  return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n));
+}
+
+// Builds the case; when the schema's constraints reject the drawn dims (conv2d's kernel larger than
+// its input), dims are set to their smallest candidate one at a time, in name order, until they fit.
+static bool build_fitting(const CaseSpace& space, std::map<std::string, int64_t> dims, size_t alt,
+                          const AttrMap& attrs, DType dtype, Distribution dist, uint64_t seed, Case* out) {
+  std::string error;
+  if (space.build(dims, alt, attrs, dtype, dist, seed, out, &error)) return true;
+  for (auto& [name, size] : dims) {
+    const auto cands = dim_candidates(space, name, false);
+    if (!cands.empty()) size = cands.front();
+    if (space.build(dims, alt, attrs, dtype, dist, seed, out, &error)) return true;
+  }
+  return false;
+}
+
+Case draw_shaped_case(const CaseSpace& space, DType dtype, Distribution dist, uint64_t seed, bool tiny,
+                      bool uniform_dims) {
+  const OpSchema& schema = space.schema();
+  const size_t nalt = schema.inputs.empty() ? 1 : std::max<size_t>(1, schema.inputs[0].shapes.size());
+  const size_t alt = size_t(pick_uniform(int64_t(nalt)));
+  std::map<std::string, int64_t> dims;
+  if (uniform_dims) {
+    // Every candidate equally likely from the first case on (still shrinking toward the smallest).
+    for (const auto& [name, domain] : schema.dims) {
+      const std::vector<int64_t> cands = dim_candidates(space, name, tiny);
+      dims[name] = cands.empty() ? space.limits_for(name).first : cands[size_t(pick_uniform(int64_t(cands.size())))];
+    }
+  } else {
+    dims = pick_dims(space, [&](const std::string& d) { return dim_candidates(space, d, tiny); });
+  }
+  // Attributes as CaseSpace chooses them: the manifest's fixed values, else one of the schema's
+  // listed values, else the default; dim attributes are drawn below once the rank is known.
+  AttrMap attrs;
+  for (const AttrSpec& a : schema.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    if (fixed != space.manifest().attrs.end()) attrs[a.name] = fixed->second;
+    else if (!a.values.empty()) attrs[a.name] = a.values[size_t(pick_uniform(int64_t(a.values.size())))];
+    else attrs[a.name] = a.default_value;
+  }
+  // Cut oversized cases down, largest dim first, to its next smaller candidate.
+  Case c;
+  for (int guard = 0;; ++guard) {
+    if (!build_fitting(space, dims, alt, attrs, dtype, dist, seed, &c)) {
+      // No drawn combination fits: fall back to the schema's first typical case (still valid).
+      std::string error;
+      if (!space.typical_case(0, dtype, dist, seed, &c, &error)) RC_DISCARD("no valid case: " + error);
+      return c;
+    }
+    dims = c.dims;
+    int64_t elements = 0;
+    for (const TensorRecipe& r : c.tensors) elements += numel_of(r.shape);
+    if (guard >= 256 || (work_of(schema, c) <= kMaxWork && elements <= kMaxElements)) break;
+    std::string biggest;
+    int64_t next = 0;
+    for (const auto& [d, size] : dims) {
+      int64_t smaller = 0;
+      for (int64_t s : dim_candidates(space, d, tiny))
+        if (s < size) smaller = s;
+      if (smaller > 0 && (biggest.empty() || size > dims[biggest])) biggest = d, next = smaller;
+    }
+    if (biggest.empty()) break;
+    dims[biggest] = next;
+  }
+  bool has_dim_attr = false;
+  for (const AttrSpec& a : schema.attributes) {
+    if (a.dim_of.empty() || space.manifest().attrs.count(a.name)) continue;
+    for (const TensorRecipe& r : c.tensors)
+      if (r.name == a.dim_of && !r.shape.empty()) {
+        const int64_t rank = int64_t(r.shape.size());
+        const int64_t k = pick_uniform(rank + 1);  // -1 first (the usual last dim), then 0..rank-1
+        attrs[a.name] = k == 0 ? int64_t(-1) : k - 1;
+        has_dim_attr = true;
+      }
+  }
+  if (has_dim_attr) build_fitting(space, c.dims, alt, attrs, dtype, dist, seed, &c);  // relabels
+  return c;
+}
+
+// The dim of `input` that the op reduces over (its dim attribute), or -1.
+int64_t reduced_axis(const OpSchema& schema, const Case& c, const TensorRecipe& input) {
+  if (!schema.reduction || schema.reduction->dim_attr.empty()) return -1;
+  const AttrSpec* a = schema.attribute(schema.reduction->dim_attr);
+  if (!a || a->dim_of != input.name) return -1;
+  auto it = c.attrs.find(a->name);
+  if (it == c.attrs.end() || !std::holds_alternative<int64_t>(it->second)) return -1;
+  const int64_t rank = int64_t(input.shape.size()), d = std::get<int64_t>(it->second);
+  if (rank == 0 || d < -rank || d >= rank) return -1;
+  return d < 0 ? d + rank : d;
+}
+
+}  // namespace gate_cases
+
+// --- Where special values go (exposed for tests/gates/special_values_test.cpp). ---
+namespace special_values {
+
+enum class Where : int64_t {
+  First = 0,    // element 0
+  Last,         // the last element
+  Random,       // any element
+  TileEdge,     // k*T - 1, k*T or k*T + 1 for a tile T in 8..128, in flat order or along the last dim
+  Row,          // a whole slice along the last dim
+  Line,         // a whole slice along `axis` (the reduced dim, else dim 0)
+  Count,
+};
+
+const char* where_name(Where w) {
+  switch (w) {
+    case Where::First: return "first element";
+    case Where::Last: return "last element";
+    case Where::Random: return "element";
+    case Where::TileEdge: return "tile edge";
+    case Where::Row: return "row";
+    case Where::Line: return "line along the reduced dim";
+    default: return "?";
+  }
+}
+
+// Flat logical indices of one placement in a tensor of `shape`; `a` and `b` are the drawn
+// parameters (0 is the simplest choice: RapidCheck shrinks toward it). *what describes the spot.
+std::vector<int64_t> placement_indices(const std::vector<int64_t>& shape, Where where, int64_t axis, uint64_t a,
+                                       uint64_t b, std::string* what) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  if (n <= 0) return {};
+  const int64_t last = shape.empty() ? 1 : shape.back();
+  const int64_t rows = last > 0 ? n / last : 0;
+  auto at = [&](int64_t flat) {
+    if (what) *what = std::string(where_name(where)) + " " + index_text(shape, flat);
+    return std::vector<int64_t>{flat};
+  };
+  switch (where) {
+    case Where::First: return at(0);
+    case Where::Last: return at(n - 1);
+    case Where::Random: return at(int64_t(a % uint64_t(n)));
+    case Where::TileEdge: {
+      static const int64_t tiles[] = {8, 16, 32, 64, 128};
+      const bool along_row = (b / 3) % 2 == 1 && last >= 8;
+      const int64_t extent = along_row ? last : n;
+      size_t t = size_t(a % 5);
+      while (t > 0 && tiles[t] > extent) --t;  // the largest tile no bigger than the extent
+      const int64_t T = tiles[t];
+      if (T > extent) return at(n - 1);  // too small for any tile: its end is the only edge
+      const int64_t kmax = extent / T;
+      const int64_t k = 1 + int64_t((a / 5) % uint64_t(kmax));
+      const int64_t off = int64_t(b % 3) - 1;
+      const int64_t pos = std::clamp<int64_t>(k * T + off, 0, extent - 1);
+      const int64_t row = along_row ? int64_t((b / 6) % uint64_t(rows)) : 0;
+      const int64_t flat = along_row ? row * last + pos : pos;
+      if (what)
+        *what = "tile edge " + std::to_string(k) + "*" + std::to_string(T) + (off < 0 ? "-1" : off > 0 ? "+1" : "") +
+                (along_row ? " along the last dim " : " (flat) ") + index_text(shape, flat);
+      return {flat};
+    }
+    case Where::Row: {
+      const int64_t r = int64_t(a % uint64_t(std::max<int64_t>(1, rows)));
+      std::vector<int64_t> out;
+      for (int64_t j = 0; j < last; ++j) out.push_back(r * last + j);
+      if (what) {
+        std::string t = index_text(shape, r * last);
+        if (!shape.empty()) t = t.substr(0, t.rfind(',') == std::string::npos ? 1 : t.rfind(',') + 1) + "*]";
+        *what = "row " + t;
+      }
+      return out;
+    }
+    case Where::Line: {
+      const int64_t rank = int64_t(shape.size());
+      const int64_t ax = rank == 0 ? 0 : std::clamp<int64_t>(axis, 0, rank - 1);
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < ax; ++d) outer *= shape[size_t(d)];
+      for (int64_t d = ax + 1; d < rank; ++d) inner *= shape[size_t(d)];
+      const int64_t len = rank == 0 ? 1 : shape[size_t(ax)];
+      const int64_t lines = outer * inner;
+      const int64_t l = int64_t(a % uint64_t(std::max<int64_t>(1, lines)));
+      const int64_t o = l / inner, i = l % inner;
+      std::vector<int64_t> out;
+      for (int64_t j = 0; j < len; ++j) out.push_back(o * len * inner + j * inner + i);
+      if (what) *what = "line along dim " + std::to_string(ax) + " through " + index_text(shape, out.front());
+      return out;
+    }
+    default: return {};
+  }
+}
+
+double special_value(int64_t kind) {
+  return kind == 0 ? NAN : kind == 1 ? INFINITY : -INFINITY;
+}
+
+const char* special_name(int64_t kind) { return kind == 0 ? "nan" : kind == 1 ? "+inf" : "-inf"; }
+
+// Draws a case with special values (inside a RapidCheck property): value seed, dtype, a list of
+// 1..6 placements, each (input, value, kind of position, two position parameters), then shape and
+// attributes. RapidCheck shrinks what was drawn first first, a list by dropping any of its
+// elements, and each field toward 0 (the first input, NaN, the first element): a failure shrinks
+// to the fewest, plainest special values, then to the smallest shape that still fails with them
+// (positions are taken modulo the shape, so they stay valid as it shrinks).
+Case draw_case(const CaseSpace& space) {
+  const uint64_t seed = pick_seed();
+  const auto& dtypes = space.dtypes();
+  const DType dtype = dtypes[size_t(gate_cases::pick_uniform(int64_t(dtypes.size())))];
+  int64_t nfloat = 0;
+  for (const InputSpec& in : space.schema().inputs)
+    if (in.values.kind == "real" || in.values.kind == "positive" || in.values.kind == "nonnegative") ++nfloat;
+  using Placement = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;
+  // The list's length comes from the size (resized to at most 6); its elements are drawn at full
+  // size so that every input, value and position is as likely as any other.
+  const int64_t big = int64_t(1) << 30;
+  const auto placement = rc::gen::resize(
+      100, rc::gen::tuple(rc::gen::inRange<int64_t>(0, std::max<int64_t>(1, nfloat)), rc::gen::inRange<int64_t>(0, 3),
+                          rc::gen::inRange<int64_t>(0, int64_t(Where::Count)), rc::gen::inRange<int64_t>(0, big),
+                          rc::gen::inRange<int64_t>(0, big)));
+  const std::vector<Placement> placements =
+      *rc::gen::resize(6, rc::gen::nonEmpty(rc::gen::container<std::vector<Placement>>(placement)));
+  Case c = gate_cases::draw_shaped_case(space, dtype, Distribution::Normal, seed, /*tiny=*/false,
+                                        /*uniform_dims=*/false);
+  std::vector<size_t> floating;
+  for (size_t i = 0; i < c.tensors.size(); ++i)
+    if (c.tensors[i].distribution != Distribution::Index && dtype_is_floating(c.tensors[i].dtype))
+      floating.push_back(i);
+  std::vector<std::map<int64_t, double>> placed(c.tensors.size());
+  std::string described;
+  for (const auto& [t, kind, where, a, b] : placements) {
+    if (floating.empty()) break;
+    const size_t ti = floating[size_t(t) % floating.size()];
+    TensorRecipe& r = c.tensors[ti];
+    std::string what;
+    const auto idx = placement_indices(r.shape, Where(where), gate_cases::reduced_axis(space.schema(), c, r),
+                                       uint64_t(a), uint64_t(b), &what);
+    for (int64_t i : idx) placed[ti][i] = special_value(kind);
+    if (!idx.empty())
+      described += std::string(described.empty() ? "" : "; ") + r.name + " " + what + " = " + special_name(kind);
+  }
+  for (size_t i = 0; i < c.tensors.size(); ++i)
+    for (const auto& [index, value] : placed[i]) c.tensors[i].specials.push_back({index, value});
+  c.label += " | specials: " + described;
+  return c;
+}
+
+}  // namespace special_values
+
+namespace {
+
+class SpecialValuesGate : public Gate {
+ public:
+  std::string name() const override { return "special-values"; }
+
+  GateVerdict run(GateContext& ctx) override {
+    SessionHolder holder(ctx, name());
+    Stats stats;
+    bool halted = false;  // the child died, hung or would not load: later cases are not run
+    CaseRun last_failure;
+    bool have_failure = false;
+    auto check = [&](const Case& c) {
+      GateVerdict pass;
+      pass.name = name();
+      if (halted) return pass;  // counts as passing, which ends RapidCheck's shrinking
+      GateVerdict failed;
+      WorkerSession* session = holder.get(&failed);
+      if (!session) {
+        halted = true;
+        return failed;
+      }
+      CaseRun run = run_case(ctx, *session, c);
+      GateVerdict v = judge(ctx, run, &stats);
+      // Shrinking a crash, a hang or an exhausted memory limit costs a fresh child (and a whole
+      // timeout) per attempt: report the first such case as found. Thrown errors are cheap and shrink.
+      const auto kind = run.outcome.kind;
+      if (kind == Outcome::Kind::Died || kind == Outcome::Kind::TimedOut || kind == Outcome::Kind::OutOfMemory ||
+          kind == Outcome::Kind::LoadFailed) {
+        holder.reset();
+        halted = true;
+      }
+      if (v.status != Status::Pass) {
+        last_failure = run;
+        have_failure = true;
+      }
+      return v;
+    };
+    const int max_cases = 30 * std::max(1, ctx.budget);
+    PropertyOutcome out = run_property(ctx, name(), max_cases, [&] { return special_values::draw_case(ctx.space); },
+                                       check, 150);
+    if (out.failed) {
+      GateVerdict v = out.verdict;
+      v.name = name();
+      v.cases = out.cases;
+      v.evidence["cases_before_failure"] = out.cases;
+      v.evidence["shrink_steps"] = out.shrink_steps;
+      v.evidence["smallest_case"] = out.smallest.label;
+      if (have_failure && v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), last_failure, v);
+      return v;
+    }
+    GateVerdict v;
+    v.name = name();
+    v.cases = out.cases;
+    v.evidence = {{"cases", out.cases},
+                  {"special_inputs", stats.special_inputs},
+                  {"nonfinite_expected", stats.nonfinite_expected},
+                  {"finite_expected", stats.finite_expected}};
+    if (stats.nonfinite_expected == 0) {
+      // Every reference came out finite: the special values never reached an output, so
+      // nothing about their propagation was checked.
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "no generated case had a NaN or Inf in the reference output: nothing was verified";
+      return v;
+    }
+    v.message = std::to_string(out.cases) + " cases, " + std::to_string(stats.special_inputs) +
+                " special input values: NaN/Inf positions and signs as the oracle's (" +
+                std::to_string(stats.nonfinite_expected) + " non-finite outputs), finite outputs within tolerance";
+    return v;
+  }
+
+  GateVerdict check_one(GateContext& ctx, const Case& c) override {
+    GateVerdict failed;
+    auto session = open_session(ctx, name(), &failed);
+    if (!session) return failed;
+    CaseRun run = run_case(ctx, *session, c);
+    Stats stats;
+    GateVerdict v = judge(ctx, run, &stats);
+    if (v.status != Status::Pass && v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), run, v);
+    return v;
+  }
+
+ private:
+  struct Stats {
+    int64_t special_inputs = 0, nonfinite_expected = 0, finite_expected = 0;
+  };
+
+  GateVerdict judge(GateContext& ctx, const CaseRun& run, Stats* stats) {
+    const Case& c = run.c;
+    GateVerdict v;
+    v.name = name();
+    v.cases = 1;
+    note_outputs(v, run);
+    if (run.outcome.kind != Outcome::Kind::Ok) {
+      GateVerdict e = verdict_from_outcome(name(), run);
+      e.cases = 1;
+      return e;
+    }
+    const DType case_dtype = c.tensors.at(0).dtype;
+    auto tol_it = ctx.schema.tolerance.find(case_dtype);
+    if (tol_it == ctx.schema.tolerance.end()) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = std::string("the schema declares no tolerance for ") + dtype_name(case_dtype);
+      return v;
+    }
+    for (const TensorRecipe& r : c.tensors) stats->special_inputs += int64_t(r.specials.size());
+    const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
+    const int64_t K = reduction_terms(ctx.schema, c);
+    // Output count and shape belong to the contract gate; judge what can be compared.
+    for (size_t i = 0; i < run.oracle.outputs.size() && i < got.outputs.size(); ++i) {
+      const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output";
+      const at::Tensor& ref = run.oracle.outputs[i];
+      const DType odtype = expected_output_dtype(ctx.schema, i, c);
+      if (ref.is_floating_point()) {
+        // Count on the rounded reference: a finite fp64 value may round to inf in the dtype.
+        at::Tensor rounded = ref.to(*wire::to_scalar_type(odtype));
+        const int64_t nonfinite = (~at::isfinite(rounded)).sum().item<int64_t>();
+        stats->nonfinite_expected += nonfinite;
+        stats->finite_expected += rounded.numel() - nonfinite;
+      }
+      const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();
+      // NaN-ness must match exactly and infinities in sign (judge_output checks those first);
+      // finite elements stay under the schema's tolerance. Subnormal differences are the
+      // subnormals gate's business, so the default options defer them.
+      Judgement j = judge_output(oname, got.outputs[i], ref, scale, odtype, tol_it->second, K);
+      if (!j.pass) {
+        v.status = Status::Fail;
+        v.category = Category::WrongResult;
+        v.message = "case " + c.label + ": " + j.message;
+        v.evidence = {{"got", j.got},   {"expected", j.expected},           {"bad_elements", j.bad},
+                      {"elements", j.checked}, {"nan_inf_mismatches", j.nonfinite_mismatch}};
+        return v;
+      }
+    }
+    return v;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_special_values_gate() { return std::make_unique<SpecialValuesGate>(); }
 
 }  // namespace gauntlet

@@ -163,6 +163,11 @@ OracleResult sdpa(const Inputs& in, const AttrMap& attrs) {
   // keys (bound P@|V|), and an absolute logit error e moves P relative by about e; the logit
   // error is the softmax's u|s_ij - max| plus the q.k dot product's, bounded by |q_i|.|k_j|.
   // This is >= the (1 + max_j|s_ij|) form and stays sound when q.k cancels.
+  // Keys whose weight is exactly 0 (a -inf logit from an infinite q or k entry) add no error to
+  // the output, since exp(-inf) = 0 in any precision; left in, their infinite |q_i|.|k_j| would
+  // make the scale infinite and the judge fall back to |y|, which a correct float32 kernel's
+  // rounding of P@V can exceed.
+  qk_abs = qk_abs.masked_fill(p == 0, 0.0);
   const at::Tensor logit_mag = std::get<0>(qk_abs.max(-1, /*keepdim=*/true));
   const at::Tensor out_scale = at::matmul(p, v.abs()) * (1.0 + logit_mag);
   return make_result(at::matmul(p, v), out_scale);
