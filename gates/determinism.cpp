@@ -1,9 +1,428 @@
-// Gate determinism (SPEC "The twelve gates"): placeholder until its checks land; reports skip with the reason.
+// Gate 7, determinism: the same inputs give bitwise-identical outputs when repeated in one process and in a fresh, differently poisoned one.
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
 #include "gauntlet/gate.h"
+#include "gauntlet/judge.h"
+#include "gauntlet/numerics.h"
+#include "gauntlet/property.h"
 
 namespace gauntlet {
+namespace {
 
-std::unique_ptr<Gate> make_pending_gate(const std::string& name);
-std::unique_ptr<Gate> make_determinism_gate() { return make_pending_gate("determinism"); }
+constexpr const char* kGate = "determinism";
+constexpr int kCasesPerBudget = 12;
+constexpr uint32_t kRepeats = 3;  // calls in the first process
+// The first process is open_session's (allocator poison 0xA5, one intra-op thread); the second
+// differs in both, so a result that depends on uninitialized memory or on how work is split
+// across threads changes.
+constexpr uint8_t kFirstPoison = 0xA5, kSecondPoison = 0x5A;
+constexpr int kFirstThreads = 1, kSecondThreads = 2;
+// Scheduling-dependent reductions only split long rows: each dim is short or long with equal odds
+// (cases over the cost cap have their largest dims halved).
+constexpr int64_t kShortBelow = 512;
+constexpr int64_t kLongSizes[] = {512, 2048, 8192};
+constexpr int64_t kSizeCap = 8192;
+constexpr int64_t kCostCap = int64_t(1) << 18;  // case_cost's units, per case
+
+// A round trip outside run_case, counted in the gate's timing the way run_case counts its own.
+Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseRequest& req) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o = session.call(req);
+  ctx.timing.call += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.timing.kernel += o.reply.kernel_seconds;
+  return o;
+}
+
+// A crash, a hang, an exhausted memory limit or a failed load costs a fresh child (and for a hang
+// a whole timeout) per attempt: the search reports the first such case instead of shrinking it.
+bool ends_search(const GateVerdict& v) {
+  return v.category == Category::Crash || v.category == Category::Timeout || v.category == Category::OutOfMemory ||
+         v.category == Category::LoadError;
+}
+
+// Uniform in [0, n) whatever RapidCheck's current size (inRange narrows with it), shrinking toward 0.
+int64_t draw_uniform(int64_t n) { return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n)); }
+
+// Candidate sizes of a dim, smallest first (the shrink target), inside the kernel's contract: short
+// ones (small sizes and the schema's typical sizes below kShortBelow) or long ones (typical and
+// fixed sizes from kShortBelow up to the cap). Empty when the contract has none of that kind.
+std::vector<int64_t> sizes(const CaseSpace& space, const std::string& dim, bool long_sizes) {
+  auto [lo, hi] = space.limits_for(dim);
+  std::set<int64_t> s;
+  if (long_sizes) s.insert(std::begin(kLongSizes), std::end(kLongSizes));
+  else s = {1, 2, 3, 8};
+  for (int64_t v : space.sizes_for(dim)) s.insert(v);
+  std::vector<int64_t> out;
+  for (int64_t v : s)
+    if (v >= std::max<int64_t>(lo, 1) && v <= hi && v <= kSizeCap && (v >= kShortBelow) == long_sizes) out.push_back(v);
+  return out;
+}
+
+// Elements of every input and explicitly shaped output plus the schema's flop count: what one
+// kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
+int64_t case_cost(const OpSchema& schema, const Case& c) {
+  int64_t cost = 0;
+  ShapeMap shapes;
+  for (const TensorRecipe& r : c.tensors) {
+    int64_t n = 1;
+    for (int64_t s : r.shape) n *= s;
+    cost += n;
+    shapes[r.name] = r.shape;
+  }
+  std::map<std::string, int64_t> vars = c.dims;
+  for (const auto& [k, v] : c.attrs)
+    if (!std::holds_alternative<double>(v)) vars[k] = std::holds_alternative<bool>(v) ? std::get<bool>(v) : std::get<int64_t>(v);
+  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
+  std::string error;
+  for (const OutputSpec& o : schema.outputs) {
+    int64_t n = o.dims.empty() ? 0 : 1;
+    for (const std::string& e : o.dims) {
+      auto v = eval_expr(e, vars, shapes, &error);
+      n *= v ? std::max<int64_t>(*v, 0) : 0;
+    }
+    cost += n;
+  }
+  if (auto f = eval_expr(schema.flops, vars, shapes, &error)) cost += *f;
+  return cost;
+}
+
+// Draws dims (uniformly over the candidates), shape alternative, dtype, attributes, distribution
+// and seed; false when the schema's constraints or the cost cap reject the combination.
+bool draw_case(const CaseSpace& space, Case* out) {
+  const OpSchema& schema = space.schema();
+  if (space.dtypes().empty()) return false;
+  std::map<std::string, int64_t> dims;
+  for (const auto& [name, domain] : schema.dims) {
+    const bool want_long = draw_uniform(2) == 1;
+    std::vector<int64_t> c = sizes(space, name, want_long);
+    if (c.empty()) c = sizes(space, name, !want_long);
+    if (c.empty()) c = {std::max<int64_t>(space.limits_for(name).first, 1)};
+    dims[name] = c[size_t(draw_uniform(int64_t(c.size())))];
+  }
+  const size_t nalt = schema.inputs.empty() ? 1 : schema.inputs[0].shapes.size();
+  const size_t alt = size_t(draw_uniform(int64_t(nalt)));
+  // A 16-bit output rounds away most low-bit differences of an accumulation order: the most
+  // precise dtype of the contract is drawn at least half the time (indices n..2n-1).
+  const auto& dtypes = space.dtypes();
+  const DType widest = *std::max_element(dtypes.begin(), dtypes.end(), [](DType x, DType y) {
+    return num::limits(x).mantissa_bits < num::limits(y).mantissa_bits;
+  });
+  const size_t k = size_t(draw_uniform(2 * int64_t(dtypes.size())));
+  const DType dtype = k < dtypes.size() ? dtypes[k] : widest;
+  AttrMap attrs;
+  for (const AttrSpec& a : schema.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    if (fixed != space.manifest().attrs.end()) {
+      attrs[a.name] = fixed->second;
+    } else if (!a.dim_of.empty()) {
+      const InputSpec* in = schema.input(a.dim_of);
+      const size_t rank = !in || in->shapes.empty() ? 1 : in->shapes[in == &schema.inputs[0] ? alt : 0].size();
+      const int64_t pick = draw_uniform(int64_t(rank) + 1);  // -1 first (the shrink target), then 0..rank-1
+      attrs[a.name] = pick == 0 ? int64_t(-1) : pick - 1;
+    } else if (!a.values.empty()) {
+      attrs[a.name] = a.values[size_t(draw_uniform(int64_t(a.values.size())))];
+    } else {
+      attrs[a.name] = a.default_value;
+    }
+  }
+  // Heavy tails and outliers make summation order visible in the low bits.
+  static const Distribution dists[] = {Distribution::Normal, Distribution::HeavyTailed, Distribution::Outliers};
+  const Distribution dist = dists[draw_uniform(3)];
+  const uint64_t seed = pick_seed();
+  std::string error;
+  if (!space.build(dims, alt, attrs, dtype, dist, seed, out, &error)) return false;
+  // Too costly: halve the largest dim (within its limits) until it fits, rather than discard.
+  while (case_cost(schema, *out) > kCostCap) {
+    auto largest = std::max_element(dims.begin(), dims.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    const int64_t half = largest->second / 2;
+    if (half < std::max<int64_t>(space.limits_for(largest->first).first, 1)) return false;
+    largest->second = half;
+    if (!space.build(dims, alt, attrs, dtype, dist, seed, out, &error)) return false;
+  }
+  return true;
+}
+
+std::string value_text(const at::Tensor& t, int64_t flat) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", t.reshape({-1})[flat].item<double>());
+  return buf;
+}
+
+std::string shape_text(at::IntArrayRef s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+}  // namespace
+
+// Testable pieces (tests/gates/determinism_test.cpp declares them).
+namespace determinism_gate {
+
+// Byte-level comparison of two outputs (NaN payloads and the sign of zero included).
+struct Difference {
+  int64_t first = -1;  // flat index of the first differing element, -1: identical
+  int64_t count = 0;
+};
+Difference byte_difference(const at::Tensor& a, const at::Tensor& b) {
+  Difference d;
+  const at::Tensor x = a.contiguous(), y = b.contiguous();
+  const size_t es = size_t(x.element_size());
+  const char* p = static_cast<const char*>(x.data_ptr());
+  const char* q = static_cast<const char*>(y.data_ptr());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (std::memcmp(p + size_t(i) * es, q + size_t(i) * es, es) != 0) {
+      if (d.first < 0) d.first = i;
+      ++d.count;
+    }
+  return d;
+}
+
+}  // namespace determinism_gate
+
+namespace {
+
+using determinism_gate::byte_difference;
+using determinism_gate::Difference;
+
+// The second process: its own child, loaded with the other poison byte and thread count, reopened
+// after a crash.
+class SecondProcess {
+ public:
+  explicit SecondProcess(GateContext& ctx) : ctx_(ctx) {}
+  WorkerSession* get(GateVerdict* failed) {
+    if (session_) return session_.get();
+    failed->name = kGate;
+    const auto t0 = std::chrono::steady_clock::now();
+    struct AddSpawn {  // counted like open_session's children
+      GateContext& ctx;
+      std::chrono::steady_clock::time_point t0;
+      ~AddSpawn() {
+        ctx.timing.spawn += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++ctx.timing.children;
+      }
+    } add{ctx_, t0};
+    std::string error;
+    session_ = ctx_.launcher.spawn(&error);
+    if (!session_) {
+      failed->status = Status::HarnessError;
+      failed->category = Category::HarnessError;
+      failed->message = "cannot start a second sandboxed worker: " + error;
+      return nullptr;
+    }
+    Outcome o = session_->load(ctx_.so_path, ctx_.manifest.entry, kSecondPoison, kSecondThreads);
+    if (o.kind != Outcome::Kind::Ok) {
+      session_.reset();
+      failed->status = status_for(o.kind);
+      failed->category = o.category;
+      failed->message = "loading the kernel in the second process: " + o.message;
+      return nullptr;
+    }
+    return session_.get();
+  }
+  void reset() { session_.reset(); }
+
+ private:
+  GateContext& ctx_;
+  std::unique_ptr<WorkerSession> session_;
+};
+
+class DeterminismGate : public Gate {
+ public:
+  std::string name() const override { return kGate; }
+
+  GateVerdict run(GateContext& ctx) override {
+    SessionHolder first(ctx, kGate);
+    SecondProcess second(ctx);
+    {
+      // A kernel that does not load fails here once, not once per shrink step.
+      GateVerdict failed;
+      if (!first.get(&failed) || !second.get(&failed)) return failed;
+    }
+    int judged = 0;
+    auto pick = [&]() {
+      Case c;
+      RC_PRE(draw_case(ctx.space, &c));
+      return c;
+    };
+    bool halted = false;  // after a crash or hang: later cases count as passing, which ends shrinking
+    auto check = [&](const Case& c) {
+      GateVerdict v;
+      v.name = kGate;
+      if (halted) return v;
+      WorkerSession* a = first.get(&v);
+      WorkerSession* b = a ? second.get(&v) : nullptr;
+      if (!a || !b) {
+        halted = true;
+        return v;
+      }
+      bool first_died = false, second_died = false;
+      v = check_case(ctx, *a, *b, c, &first_died, &second_died);
+      if (first_died) first.reset();
+      if (second_died) second.reset();
+      if (ends_search(v)) halted = true;
+      if (v.status == Status::Pass) ++judged;
+      return v;
+    };
+    PropertyOutcome p = run_property(ctx, kGate, kCasesPerBudget * ctx.budget, pick, check);
+    if (p.failed) {
+      GateVerdict v = p.verdict;
+      v.cases = p.cases + p.shrink_steps;
+      if (v.status == Status::Fail)
+        v.message += " (smallest of " + std::to_string(p.shrink_steps) + " shrink steps)";
+      v.evidence["shrink_steps"] = p.shrink_steps;
+      return v;
+    }
+    GateVerdict v;
+    v.name = kGate;
+    v.cases = p.cases;
+    if (judged == 0) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "no valid case could be generated from the schema and manifest";
+      return v;
+    }
+    v.message = std::to_string(judged) + " cases: " + std::to_string(kRepeats) + " calls in one process and 1 in a fresh one (" +
+                poison_text() + ") " + (bitwise(ctx) ? "bitwise identical" : "within tolerance");
+    return v;
+  }
+
+  GateVerdict check_one(GateContext& ctx, const Case& c) override {
+    GateVerdict failed;
+    auto a = open_session(ctx, kGate, &failed);
+    if (!a) return failed;
+    SecondProcess second(ctx);
+    WorkerSession* b = second.get(&failed);
+    if (!b) return failed;
+    bool first_died = false, second_died = false;
+    return check_case(ctx, *a, *b, c, &first_died, &second_died);
+  }
+
+ private:
+  static std::string poison_text() {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "allocator poison 0x%02X and %d intra-op thread%s, then 0x%02X and %d threads", kFirstPoison,
+                  kFirstThreads, kFirstThreads == 1 ? "" : "s", kSecondPoison, kSecondThreads);
+    return buf;
+  }
+  static bool bitwise(const GateContext& ctx) { return ctx.schema.determinism == "bitwise"; }
+
+  GateVerdict check_case(GateContext& ctx, WorkerSession& a, WorkerSession& b, const Case& c, bool* a_died, bool* b_died) {
+    GateVerdict v;
+    v.name = kGate;
+    v.cases = 1;
+    CaseRun run;
+    if (bitwise(ctx)) {
+      // Bitwise reproducibility needs no reference: skip the oracle's cost.
+      run.c = c;
+      const auto t0 = std::chrono::steady_clock::now();
+      run.inputs = materialize_all(c);
+      ctx.timing.oracle += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      wire::CaseRequest first;
+      first.case_id = c.index;
+      first.args = make_args(ctx.schema, run.inputs, c.attrs);
+      first.repeat = kRepeats;
+      run.outcome = timed_call(ctx, a, first);
+    } else {
+      run = run_case(ctx, a, c, kRepeats);
+    }
+    note_outputs(v, run);
+    if (run.outcome.kind != Outcome::Kind::Ok) {
+      *a_died = run.outcome.kind == Outcome::Kind::Died || run.outcome.kind == Outcome::Kind::TimedOut;
+      v = verdict_from_outcome(kGate, run);
+      v.cases = 1;
+      if (v.status != Status::HarnessError) v.replay = write_replay(ctx, kGate, run, v);
+      return v;
+    }
+    wire::CaseRequest req;
+    req.case_id = c.index;
+    req.args = make_args(ctx.schema, run.inputs, c.attrs);
+    CaseRun fresh;
+    fresh.c = c;
+    fresh.c.label = c.label + " (second process)";
+    fresh.outcome = timed_call(ctx, b, req);
+    if (fresh.outcome.kind != Outcome::Kind::Ok) {
+      *b_died = fresh.outcome.kind == Outcome::Kind::Died || fresh.outcome.kind == Outcome::Kind::TimedOut;
+      v = verdict_from_outcome(kGate, fresh);
+      v.cases = 1;
+      v.message += " (the first process, " + poison_text().substr(0, poison_text().find(", then")) + ", returned outputs)";
+      v.replay = write_replay(ctx, kGate, run, v);
+      return v;
+    }
+    // Every later call against the first; the message names the first pair that differs.
+    struct Named {
+      const wire::CallOutputs* outs;
+      std::string what;
+    };
+    std::vector<Named> others;
+    // Declared nondeterministic: the first call is judged against the oracle like the others.
+    if (!bitwise(ctx)) others.push_back({&run.outcome.reply.calls.at(0), "call 1"});
+    for (size_t k = 1; k < run.outcome.reply.calls.size(); ++k)
+      others.push_back({&run.outcome.reply.calls[k], "call " + std::to_string(k + 1) + " in the same process"});
+    char second_name[96];
+    std::snprintf(second_name, sizeof second_name, "a fresh process (allocator poison 0x%02X, %d intra-op threads)", kSecondPoison,
+                  kSecondThreads);
+    others.push_back({&fresh.outcome.reply.calls.at(0), second_name});
+    const wire::CallOutputs& ref = run.outcome.reply.calls.at(0);
+    for (const Named& o : others) {
+      std::string why = compare(ctx, run, ref, *o.outs, &v.evidence);
+      if (why.empty()) continue;
+      v.status = Status::Fail;
+      v.category = Category::WrongResult;
+      v.message = "case " + c.label + ": " + o.what + " differs from the first call: " + why;
+      v.evidence["differing_call"] = o.what;
+      v.replay = write_replay(ctx, kGate, run, v);
+      return v;
+    }
+    return v;
+  }
+
+  // "" when `got` reproduces `ref`: bitwise (schema determinism "bitwise"), else each within the
+  // schema's tolerance of the oracle.
+  std::string compare(GateContext& ctx, const CaseRun& run, const wire::CallOutputs& ref, const wire::CallOutputs& got,
+                      nlohmann::json* evidence) {
+    if (got.outputs.size() != ref.outputs.size())
+      return std::to_string(got.outputs.size()) + " outputs instead of " + std::to_string(ref.outputs.size());
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output" + std::to_string(i);
+      const at::Tensor& x = ref.outputs[i];
+      const at::Tensor& y = got.outputs[i];
+      if (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type())
+        return oname + " is " + std::string(c10::toString(y.scalar_type())) + shape_text(y.sizes()) + " instead of " +
+               std::string(c10::toString(x.scalar_type())) + shape_text(x.sizes());
+      if (bitwise(ctx)) {
+        const Difference d = byte_difference(x, y);
+        if (d.first < 0) continue;
+        *evidence = {{"index", d.first}, {"first", value_text(x, d.first)}, {"later", value_text(y, d.first)},
+                     {"differing_elements", d.count}, {"elements", x.numel()}};
+        return oname + index_text(x.sizes(), d.first) + " = " + value_text(y, d.first) + " instead of " + value_text(x, d.first) +
+               " (" + std::to_string(d.count) + " of " + std::to_string(x.numel()) +
+               " elements differ in their bytes; the schema declares bitwise determinism)";
+      }
+      // Declared nondeterministic within a bound: each result must be within the tolerance.
+      const DType case_dtype = run.c.tensors.at(0).dtype;
+      auto tol = ctx.schema.tolerance.find(case_dtype);
+      if (tol == ctx.schema.tolerance.end() || i >= run.oracle.outputs.size() || y.sizes() != run.oracle.outputs[i].sizes())
+        continue;
+      const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();
+      Judgement j = judge_output(oname, y, run.oracle.outputs[i], scale, expected_output_dtype(ctx.schema, i, run.c), tol->second,
+                                 reduction_terms(ctx.schema, run.c));
+      if (j.pass) continue;
+      *evidence = {{"got", j.got}, {"expected", j.expected}, {"error", j.error}, {"allowed", j.allowed}};
+      return j.message + " (the schema allows nondeterminism only within its tolerance: " + ctx.schema.determinism_notes + ")";
+    }
+    return "";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_determinism_gate() { return std::make_unique<DeterminismGate>(); }
 
 }  // namespace gauntlet

@@ -1,9 +1,383 @@
-// Gate layouts (SPEC "The twelve gates"): placeholder until its checks land; reports skip with the reason.
+// Gate 6, layouts: non-contiguous inputs (transposed, strided, offset, expanded, channels_last) give the contiguous inputs' result.
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
 #include "gauntlet/gate.h"
+#include "gauntlet/judge.h"
+#include "gauntlet/property.h"
 
 namespace gauntlet {
 
-std::unique_ptr<Gate> make_pending_gate(const std::string& name);
-std::unique_ptr<Gate> make_layouts_gate() { return make_pending_gate("layouts"); }
+// Testable pieces (tests/gates/layouts_test.cpp declares them).
+namespace layouts_gate {
+
+// The layouts of `in` that make a real difference for a tensor of this shape (a transposed
+// [M,1] or an expanded [1,N] has contiguous strides and proves nothing).
+std::vector<std::string> effective_layouts(const InputSpec& in, const std::vector<int64_t>& shape) {
+  const size_t rank = shape.size();
+  int64_t numel = 1;
+  for (int64_t s : shape) numel *= s;
+  std::vector<std::string> out;
+  for (const std::string& l : in.layouts) {
+    bool ok = false;
+    if (l == "transposed") ok = rank >= 2 && shape[rank - 1] >= 2 && shape[rank - 2] >= 2;
+    else if (l == "strided") ok = rank >= 1 && numel >= 2;
+    else if (l == "offset") ok = rank >= 1 && numel >= 1;
+    else if (l == "expanded") ok = rank >= 1 && shape[0] >= 2;
+    else if (l == "channels_last") ok = rank == 4 && shape[1] >= 2 && shape[2] * shape[3] >= 2;
+    if (ok) out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace layouts_gate
+
+namespace {
+
+using layouts_gate::effective_layouts;
+
+constexpr const char* kGate = "layouts";
+constexpr int kCasesPerBudget = 40;
+// Layout bugs show at any size above one element per dim; small shapes keep a case to a few ms.
+constexpr int64_t kSizeCap = 64;
+constexpr int64_t kCostCap = int64_t(1) << 18;  // case_cost's units, per case
+
+// A round trip outside run_case, counted in the gate's timing the way run_case counts its own.
+Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseRequest& req) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o = session.call(req);
+  ctx.timing.call += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.timing.kernel += o.reply.kernel_seconds;
+  return o;
+}
+
+// A crash, a hang, an exhausted memory limit or a failed load costs a fresh child (and for a hang
+// a whole timeout) per attempt: the search reports the first such case instead of shrinking it.
+bool ends_search(const GateVerdict& v) {
+  return v.category == Category::Crash || v.category == Category::Timeout || v.category == Category::OutOfMemory ||
+         v.category == Category::LoadError;
+}
+
+// Uniform in [0, n) whatever RapidCheck's current size (inRange narrows with it), shrinking toward 0.
+int64_t draw_uniform(int64_t n) { return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n)); }
+
+// Candidate sizes of a dim, smallest first (the shrink target): small odd and even sizes plus the
+// schema's typical sizes up to the cap, inside the kernel's contract. Zero sizes are the shapes gate's.
+std::vector<int64_t> small_sizes(const CaseSpace& space, const std::string& dim) {
+  auto [lo, hi] = space.limits_for(dim);
+  std::set<int64_t> s = {1, 2, 3, 5, 8};
+  for (int64_t v : space.sizes_for(dim)) s.insert(v);
+  std::vector<int64_t> out;
+  for (int64_t v : s)
+    if (v >= std::max<int64_t>(lo, 1) && v <= hi && v <= kSizeCap) out.push_back(v);
+  if (out.empty()) out.push_back(std::max<int64_t>(lo, 1));
+  return out;
+}
+
+// Elements of every input and explicitly shaped output plus the schema's flop count: what one
+// kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
+int64_t case_cost(const OpSchema& schema, const Case& c) {
+  int64_t cost = 0;
+  ShapeMap shapes;
+  for (const TensorRecipe& r : c.tensors) {
+    int64_t n = 1;
+    for (int64_t s : r.shape) n *= s;
+    cost += n;
+    shapes[r.name] = r.shape;
+  }
+  std::map<std::string, int64_t> vars = c.dims;
+  for (const auto& [k, v] : c.attrs)
+    if (!std::holds_alternative<double>(v)) vars[k] = std::holds_alternative<bool>(v) ? std::get<bool>(v) : std::get<int64_t>(v);
+  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
+  std::string error;
+  for (const OutputSpec& o : schema.outputs) {
+    int64_t n = o.dims.empty() ? 0 : 1;
+    for (const std::string& e : o.dims) {
+      auto v = eval_expr(e, vars, shapes, &error);
+      n *= v ? std::max<int64_t>(*v, 0) : 0;
+    }
+    cost += n;
+  }
+  if (auto f = eval_expr(schema.flops, vars, shapes, &error)) cost += *f;
+  return cost;
+}
+
+// Draws dims (uniformly over the candidates), shape alternative, dtype, attributes and seed; false
+// when the schema's constraints or the cost cap reject the combination (the caller discards it).
+bool draw_case(const CaseSpace& space, Case* out) {
+  const OpSchema& schema = space.schema();
+  if (space.dtypes().empty()) return false;
+  std::map<std::string, int64_t> dims;
+  for (const auto& [name, domain] : schema.dims) {
+    const std::vector<int64_t> c = small_sizes(space, name);
+    dims[name] = c[size_t(draw_uniform(int64_t(c.size())))];
+  }
+  const size_t nalt = schema.inputs.empty() ? 1 : schema.inputs[0].shapes.size();
+  const size_t alt = size_t(draw_uniform(int64_t(nalt)));
+  const DType dtype = space.dtypes()[size_t(draw_uniform(int64_t(space.dtypes().size())))];
+  AttrMap attrs;
+  for (const AttrSpec& a : schema.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    if (fixed != space.manifest().attrs.end()) {
+      attrs[a.name] = fixed->second;
+    } else if (!a.dim_of.empty()) {
+      const InputSpec* in = schema.input(a.dim_of);
+      const size_t rank = !in || in->shapes.empty() ? 1 : in->shapes[in == &schema.inputs[0] ? alt : 0].size();
+      const int64_t pick = draw_uniform(int64_t(rank) + 1);  // -1 first (the shrink target), then 0..rank-1
+      attrs[a.name] = pick == 0 ? int64_t(-1) : pick - 1;
+    } else if (!a.values.empty()) {
+      attrs[a.name] = a.values[size_t(draw_uniform(int64_t(a.values.size())))];
+    } else {
+      attrs[a.name] = a.default_value;
+    }
+  }
+  const uint64_t seed = pick_seed();
+  std::string error;
+  if (!space.build(dims, alt, attrs, dtype, Distribution::Normal, seed, out, &error)) return false;
+  return case_cost(schema, *out) <= kCostCap;
+}
+
+// Byte-level comparison of two outputs (NaN payloads and the sign of zero included).
+struct Difference {
+  int64_t first = -1;  // flat index of the first differing element, -1: identical
+  int64_t count = 0;
+};
+Difference byte_difference(const at::Tensor& a, const at::Tensor& b) {
+  Difference d;
+  const at::Tensor x = a.contiguous(), y = b.contiguous();
+  const size_t es = size_t(x.element_size());
+  const char* p = static_cast<const char*>(x.data_ptr());
+  const char* q = static_cast<const char*>(y.data_ptr());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (std::memcmp(p + size_t(i) * es, q + size_t(i) * es, es) != 0) {
+      if (d.first < 0) d.first = i;
+      ++d.count;
+    }
+  return d;
+}
+
+std::string value_text(const at::Tensor& t, int64_t flat) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", t.reshape({-1})[flat].item<double>());
+  return buf;
+}
+
+std::string shape_text(at::IntArrayRef s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+std::string layouts_text(const Case& c) {
+  std::string s;
+  for (const TensorRecipe& r : c.tensors)
+    if (r.layout != "contiguous") s += (s.empty() ? "" : ",") + r.name + "=" + r.layout;
+  return s.empty() ? "all contiguous" : s;
+}
+
+class LayoutsGate : public Gate {
+ public:
+  std::string name() const override { return kGate; }
+
+  GateVerdict run(GateContext& ctx) override {
+    SessionHolder holder(ctx, kGate);
+    {
+      // A kernel that does not load fails here once, not once per shrink step.
+      GateVerdict failed;
+      if (!holder.get(&failed)) return failed;
+    }
+    std::map<std::string, int> exercised;  // layout name -> cases that used it (before any failure)
+    int configurations = 0;
+    auto pick = [&]() {
+      Case c;
+      RC_PRE(draw_case(ctx.space, &c));
+      // Per input: contiguous or not (shrinking toward contiguous, so a failure ends with the
+      // fewest non-contiguous inputs), then which of the schema's layouts (shrinking toward the
+      // first). Half the inputs are non-contiguous on average: cases mix one input alone, some,
+      // and all at once. A layout that changes nothing at this shape leaves the input contiguous.
+      bool any = false;
+      for (size_t i = 0; i < c.tensors.size() && i < ctx.schema.inputs.size(); ++i) {
+        std::vector<std::string> allowed;
+        for (const std::string& l : ctx.schema.inputs[i].layouts)
+          if (l != "contiguous") allowed.push_back(l);
+        if (allowed.empty()) continue;
+        const bool active = draw_uniform(2) == 1;
+        const std::string& layout = allowed[size_t(draw_uniform(int64_t(allowed.size())))];
+        const auto effective = effective_layouts(ctx.schema.inputs[i], c.tensors[i].shape);
+        if (!active || std::find(effective.begin(), effective.end(), layout) == effective.end()) continue;
+        c.tensors[i].layout = layout;
+        any = true;
+      }
+      RC_PRE(any);
+      c.label += " layouts " + layouts_text(c);
+      return c;
+    };
+    bool halted = false;  // after a crash or hang: later cases count as passing, which ends shrinking
+    auto check = [&](const Case& c) {
+      GateVerdict v;
+      v.name = kGate;
+      if (halted) return v;
+      WorkerSession* s = holder.get(&v);
+      if (!s) {
+        halted = true;
+        return v;
+      }
+      v = check_case(ctx, *s, c);
+      if (ends_search(v)) {
+        holder.reset();
+        halted = true;
+      }
+      if (v.status == Status::Pass) {
+        ++configurations;
+        for (const TensorRecipe& r : c.tensors)
+          if (r.layout != "contiguous") ++exercised[r.layout];
+      }
+      return v;
+    };
+    PropertyOutcome p = run_property(ctx, kGate, kCasesPerBudget * ctx.budget, pick, check);
+    if (p.failed) {
+      GateVerdict v = p.verdict;
+      v.cases = p.cases + p.shrink_steps;
+      if (v.status == Status::Fail)
+        v.message += " (smallest of " + std::to_string(p.shrink_steps) + " shrink steps)";
+      v.evidence["shrink_steps"] = p.shrink_steps;
+      return v;
+    }
+    GateVerdict v;
+    v.name = kGate;
+    v.cases = p.cases;
+    if (configurations == 0) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "no non-contiguous layout could be generated from the schema and manifest";
+      return v;
+    }
+    std::string list;
+    for (const auto& [l, n] : exercised) list += (list.empty() ? "" : ", ") + l + " x" + std::to_string(n);
+    v.message = std::to_string(configurations) + " layout cases (" + list + ") give the contiguous inputs' result";
+    v.evidence["layouts"] = exercised;
+    return v;
+  }
+
+  GateVerdict check_one(GateContext& ctx, const Case& c) override {
+    GateVerdict failed;
+    auto session = open_session(ctx, kGate, &failed);
+    if (!session) return failed;
+    return check_case(ctx, *session, c);
+  }
+
+ private:
+  // Runs the kernel on the case's layouts and on contiguous copies of the same values, then
+  // compares the two results with each other and with the oracle.
+  GateVerdict check_case(GateContext& ctx, WorkerSession& session, const Case& c) {
+    GateVerdict v;
+    v.name = kGate;
+    v.cases = 1;
+    CaseRun run;
+    run.c = c;
+    const auto t0 = std::chrono::steady_clock::now();
+    run.inputs = materialize_all(c);
+    run.oracle = run_oracle(ctx.schema.oracle, run.inputs, c.attrs);
+    ctx.timing.oracle += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!run.oracle.ok()) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "the oracle rejected a generated case (" + c.label + "): " + run.oracle.error;
+      return v;
+    }
+    // The reference call: the same logical values (for "expanded", the broadcast rows) in
+    // freshly allocated contiguous tensors.
+    std::vector<at::Tensor> contiguous;
+    for (const at::Tensor& t : run.inputs) contiguous.push_back(t.contiguous().clone());
+    wire::CaseRequest base;
+    base.case_id = c.index;
+    base.args = make_args(ctx.schema, contiguous, c.attrs);
+    CaseRun base_run;
+    base_run.c = c;
+    base_run.c.label = c.label + " (contiguous copies)";
+    base_run.outcome = timed_call(ctx, session, base);
+    if (base_run.outcome.kind != Outcome::Kind::Ok) {
+      v = verdict_from_outcome(kGate, base_run);
+      v.cases = 1;
+      v.replay = write_replay(ctx, kGate, run, v);
+      return v;
+    }
+    wire::CaseRequest req;
+    req.case_id = c.index;
+    req.args = make_args(ctx.schema, run.inputs, c.attrs);
+    run.outcome = timed_call(ctx, session, req);
+    note_outputs(v, run);
+    if (run.outcome.kind != Outcome::Kind::Ok) {
+      v = verdict_from_outcome(kGate, run);
+      v.cases = 1;
+      v.message += " (the same values in contiguous tensors were accepted)";
+      v.replay = write_replay(ctx, kGate, run, v);
+      return v;
+    }
+    v.message = compare(ctx, run, base_run.outcome.reply.calls.at(0), &v.evidence);
+    if (!v.message.empty()) {
+      v.status = Status::Fail;
+      v.category = Category::WrongResult;
+      v.message = "case " + c.label + ": " + v.message;
+      v.replay = write_replay(ctx, kGate, run, v);
+    }
+    return v;
+  }
+
+  // "" when the layout run matches: bitwise for elementwise ops (no reduction: nothing may change),
+  // within the schema tolerance against the oracle otherwise (accumulation order may change).
+  std::string compare(GateContext& ctx, const CaseRun& run, const wire::CallOutputs& base, nlohmann::json* evidence) {
+    const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
+    const std::string layouts = layouts_text(run.c);
+    if (got.outputs.size() != base.outputs.size())
+      return "with " + layouts + " the kernel returns " + std::to_string(got.outputs.size()) + " outputs, with contiguous inputs " +
+             std::to_string(base.outputs.size());
+    const bool elementwise = !ctx.schema.reduction.has_value();
+    const DType case_dtype = run.c.tensors.at(0).dtype;
+    auto tol = ctx.schema.tolerance.find(case_dtype);
+    const int64_t K = reduction_terms(ctx.schema, run.c);
+    for (size_t i = 0; i < got.outputs.size(); ++i) {
+      const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output" + std::to_string(i);
+      const at::Tensor& a = got.outputs[i];
+      const at::Tensor& b = base.outputs[i];
+      if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type())
+        return oname + " with " + layouts + " is " + std::string(c10::toString(a.scalar_type())) + shape_text(a.sizes()) +
+               ", with the same values contiguous " + std::string(c10::toString(b.scalar_type())) + shape_text(b.sizes());
+      const Difference d = byte_difference(a, b);
+      const int64_t diff = d.first;
+      if (elementwise && diff >= 0) {
+        *evidence = {{"index", diff}, {"with_layout", value_text(a, diff)}, {"contiguous", value_text(b, diff)},
+                     {"differing_elements", d.count}, {"elements", a.numel()}};
+        return oname + index_text(a.sizes(), diff) + " = " + value_text(a, diff) + " with these layouts, " +
+               value_text(b, diff) + " with the same values contiguous (" + std::to_string(d.count) + " of " +
+               std::to_string(a.numel()) + " elements differ; an elementwise op must match bitwise)";
+      }
+      // Judging against the oracle needs its shape: a wrong shape is the contract gate's finding.
+      if (i >= run.oracle.outputs.size() || a.sizes() != run.oracle.outputs[i].sizes() || tol == ctx.schema.tolerance.end())
+        continue;
+      const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();
+      const DType odt = expected_output_dtype(ctx.schema, i, run.c);
+      Judgement ja = judge_output(oname, a, run.oracle.outputs[i], scale, odt, tol->second, K);
+      if (ja.pass) continue;
+      Judgement jb = judge_output(oname, b, run.oracle.outputs[i], scale, odt, tol->second, K);
+      // Wrong in the same way with contiguous inputs: an accuracy finding, not a layout one.
+      if (!jb.pass && diff < 0) continue;
+      *evidence = {{"got", ja.got}, {"expected", ja.expected}, {"error", ja.error}, {"allowed", ja.allowed},
+                   {"bad_elements", ja.bad}, {"elements", ja.checked}, {"contiguous_inputs_pass", jb.pass}};
+      return ja.message +
+             (jb.pass ? " (the same values in contiguous tensors are within tolerance)" : " (differs from the contiguous inputs' output)");
+    }
+    return "";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_layouts_gate() { return std::make_unique<LayoutsGate>(); }
 
 }  // namespace gauntlet

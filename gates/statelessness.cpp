@@ -1,9 +1,719 @@
-// Gate statelessness (SPEC "The twelve gates"): placeholder until its checks land; reports skip with the reason.
+// Gate 8, statelessness: call sequences A, B, A' give each call its own fresh result, and a batch slice's output is the slice of the full batch's.
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
 #include "gauntlet/gate.h"
+#include "gauntlet/judge.h"
+#include "gauntlet/numerics.h"
+#include "gauntlet/property.h"
 
 namespace gauntlet {
+namespace {
 
-std::unique_ptr<Gate> make_pending_gate(const std::string& name);
-std::unique_ptr<Gate> make_statelessness_gate() { return make_pending_gate("statelessness"); }
+constexpr const char* kGate = "statelessness";
+constexpr int kCasesPerBudget = 16;
+// State shows at any size; small shapes keep a sequence of eight calls to a few ms.
+constexpr int64_t kSizeCap = 64;
+constexpr int64_t kCostCap = int64_t(1) << 18;  // case_cost's units, per case
+// Seeds of the B calls, derived from A's so a stored case replays the same sequence.
+constexpr uint64_t kValuesSalt = 0x5EED0000000000B1ull, kAttrsSalt = 0x5EED0000000000B2ull, kShapeSalt = 0x5EED0000000000B3ull;
+
+// A round trip outside run_case, counted in the gate's timing the way run_case counts its own.
+Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseRequest& req) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o = session.call(req);
+  ctx.timing.call += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.timing.kernel += o.reply.kernel_seconds;
+  return o;
+}
+
+// A crash, a hang, an exhausted memory limit or a failed load costs a fresh child (and for a hang
+// a whole timeout) per attempt: the search reports the first such case instead of shrinking it.
+bool ends_search(const GateVerdict& v) {
+  return v.category == Category::Crash || v.category == Category::Timeout || v.category == Category::OutOfMemory ||
+         v.category == Category::LoadError;
+}
+
+// Uniform in [0, n) whatever RapidCheck's current size (inRange narrows with it), shrinking toward 0.
+int64_t draw_uniform(int64_t n) { return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n)); }
+
+// Candidate sizes of a dim, smallest first (the shrink target), inside the kernel's contract.
+std::vector<int64_t> small_sizes(const CaseSpace& space, const std::string& dim) {
+  auto [lo, hi] = space.limits_for(dim);
+  std::set<int64_t> s = {1, 2, 3, 5, 8};
+  for (int64_t v : space.sizes_for(dim)) s.insert(v);
+  std::vector<int64_t> out;
+  for (int64_t v : s)
+    if (v >= std::max<int64_t>(lo, 1) && v <= hi && v <= kSizeCap) out.push_back(v);
+  if (out.empty()) out.push_back(std::max<int64_t>(lo, 1));
+  return out;
+}
+
+std::map<std::string, int64_t> int_vars(const Case& c) {
+  std::map<std::string, int64_t> vars = c.dims;
+  for (const auto& [k, v] : c.attrs)
+    if (!std::holds_alternative<double>(v)) vars[k] = std::holds_alternative<bool>(v) ? std::get<bool>(v) : std::get<int64_t>(v);
+  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
+  return vars;
+}
+
+// Elements of every input and explicitly shaped output plus the schema's flop count: what one
+// kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
+int64_t case_cost(const OpSchema& schema, const Case& c) {
+  int64_t cost = 0;
+  ShapeMap shapes;
+  for (const TensorRecipe& r : c.tensors) {
+    int64_t n = 1;
+    for (int64_t s : r.shape) n *= s;
+    cost += n;
+    shapes[r.name] = r.shape;
+  }
+  std::string error;
+  const auto vars = int_vars(c);
+  for (const OutputSpec& o : schema.outputs) {
+    int64_t n = o.dims.empty() ? 0 : 1;
+    for (const std::string& e : o.dims) {
+      auto v = eval_expr(e, vars, shapes, &error);
+      n *= v ? std::max<int64_t>(*v, 0) : 0;
+    }
+    cost += n;
+  }
+  if (auto f = eval_expr(schema.flops, vars, shapes, &error)) cost += *f;
+  return cost;
+}
+
+// Draws dims (uniformly over the candidates), shape alternative, dtype, attributes and seed; false
+// when the schema's constraints or the cost cap reject the combination (the caller discards it).
+bool draw_case(const CaseSpace& space, Case* out) {
+  const OpSchema& schema = space.schema();
+  if (space.dtypes().empty()) return false;
+  std::map<std::string, int64_t> dims;
+  for (const auto& [name, domain] : schema.dims) {
+    const std::vector<int64_t> c = small_sizes(space, name);
+    dims[name] = c[size_t(draw_uniform(int64_t(c.size())))];
+  }
+  const size_t nalt = schema.inputs.empty() ? 1 : schema.inputs[0].shapes.size();
+  const size_t alt = size_t(draw_uniform(int64_t(nalt)));
+  // A 16-bit output rounds away most low-bit differences between calls: the most precise dtype
+  // of the contract is drawn at least half the time (indices n..2n-1).
+  const auto& dtypes = space.dtypes();
+  const DType widest = *std::max_element(dtypes.begin(), dtypes.end(), [](DType x, DType y) {
+    return num::limits(x).mantissa_bits < num::limits(y).mantissa_bits;
+  });
+  const size_t k = size_t(draw_uniform(2 * int64_t(dtypes.size())));
+  const DType dtype = k < dtypes.size() ? dtypes[k] : widest;
+  AttrMap attrs;
+  for (const AttrSpec& a : schema.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    if (fixed != space.manifest().attrs.end()) {
+      attrs[a.name] = fixed->second;
+    } else if (!a.dim_of.empty()) {
+      const InputSpec* in = schema.input(a.dim_of);
+      const size_t rank = !in || in->shapes.empty() ? 1 : in->shapes[in == &schema.inputs[0] ? alt : 0].size();
+      const int64_t pick = draw_uniform(int64_t(rank) + 1);  // -1 first (the shrink target), then 0..rank-1
+      attrs[a.name] = pick == 0 ? int64_t(-1) : pick - 1;
+    } else if (!a.values.empty()) {
+      attrs[a.name] = a.values[size_t(draw_uniform(int64_t(a.values.size())))];
+    } else {
+      attrs[a.name] = a.default_value;
+    }
+  }
+  const uint64_t seed = pick_seed();
+  std::string error;
+  if (!space.build(dims, alt, attrs, dtype, Distribution::Normal, seed, out, &error)) return false;
+  return case_cost(schema, *out) <= kCostCap;
+}
+
+bool same_shapes(const Case& a, const Case& b) {
+  if (a.tensors.size() != b.tensors.size()) return false;
+  for (size_t i = 0; i < a.tensors.size(); ++i)
+    if (a.tensors[i].shape != b.tensors[i].shape) return false;
+  return true;
+}
+
+// The shape alternative a case was built with (stored cases do not record it).
+size_t find_alt(const CaseSpace& space, const Case& c) {
+  const OpSchema& schema = space.schema();
+  const size_t nalt = schema.inputs.empty() ? 1 : schema.inputs[0].shapes.size();
+  for (size_t k = 0; k < nalt; ++k) {
+    Case t;
+    std::string error;
+    if (space.build(c.dims, k, c.attrs, c.tensors.at(0).dtype, c.tensors.at(0).distribution, c.tensors.at(0).seed, &t, &error) &&
+        same_shapes(c, t))
+      return k;
+  }
+  return 0;
+}
+
+// A sibling of `a`: same shape alternative, dtype and distribution, new seed.
+bool rebuild(const CaseSpace& space, const Case& a, size_t alt, const std::map<std::string, int64_t>& dims, const AttrMap& attrs,
+             uint64_t salt, Case* out) {
+  std::string error;
+  const TensorRecipe& r = a.tensors.at(0);
+  if (!space.build(dims, alt, attrs, r.dtype, r.distribution, r.seed ^ salt, out, &error)) return false;
+  out->index = a.index;
+  return true;
+}
+
+bool attr_constraints_hold(const OpSchema& schema, const AttrMap& attrs) {
+  std::map<std::string, double> vars;
+  for (const auto& [k, v] : attrs)
+    vars[k] = std::holds_alternative<double>(v) ? std::get<double>(v)
+              : std::holds_alternative<int64_t>(v) ? double(std::get<int64_t>(v)) : double(std::get<bool>(v));
+  for (const std::string& e : schema.attr_constraints) {
+    std::string error;
+    auto r = eval_double_expr(e, vars, &error);
+    if (!r || *r == 0) return false;
+  }
+  return true;
+}
+
+// A's attributes with every one the manifest leaves free moved to another valid value (the next
+// listed value, another dim, a flipped bool, a doubled double, an int one up or down).
+AttrMap varied_attrs(const CaseSpace& space, const Case& a) {
+  const OpSchema& schema = space.schema();
+  AttrMap attrs = a.attrs;
+  for (const AttrSpec& spec : schema.attributes) {
+    if (space.manifest().attrs.count(spec.name) || !a.attrs.count(spec.name)) continue;
+    const AttrValue cur = a.attrs.at(spec.name);
+    std::vector<AttrValue> tries;
+    if (!spec.dim_of.empty()) {
+      int64_t rank = 0;
+      for (const TensorRecipe& r : a.tensors)
+        if (r.name == spec.dim_of) rank = int64_t(r.shape.size());
+      if (rank >= 2 && std::holds_alternative<int64_t>(cur)) {
+        const int64_t d = (std::get<int64_t>(cur) + rank) % rank;
+        tries.push_back(int64_t((d + 1) % rank));
+      }
+    } else if (spec.values.size() >= 2) {
+      for (size_t k = 0; k < spec.values.size(); ++k)
+        if (spec.values[k] == cur) tries.push_back(spec.values[(k + 1) % spec.values.size()]);
+    } else if (std::holds_alternative<bool>(cur)) {
+      tries.push_back(!std::get<bool>(cur));
+    } else if (std::holds_alternative<double>(cur)) {
+      const double d = std::get<double>(cur);
+      tries.push_back(d == 0 ? 0.25 : d * 2);
+      tries.push_back(d == 0 ? -0.25 : d / 2);
+    } else {
+      const int64_t i = std::get<int64_t>(cur);
+      tries.push_back(i + 1);
+      tries.push_back(i - 1);
+    }
+    for (const AttrValue& t : tries) {
+      const double x = std::holds_alternative<double>(t) ? std::get<double>(t)
+                       : std::holds_alternative<int64_t>(t) ? double(std::get<int64_t>(t)) : double(std::get<bool>(t));
+      if ((spec.min && x < *spec.min) || (spec.max && x > *spec.max)) continue;
+      AttrMap next = attrs;
+      next[spec.name] = t;
+      if (!attr_constraints_hold(schema, next)) continue;
+      attrs = next;
+      break;
+    }
+  }
+  return attrs;
+}
+
+// A different shape for B: two of the first input's dims swapped (same element count, so a cache
+// keyed by size alone is stale), else one dim one larger or smaller.
+bool reshaped(const CaseSpace& space, const Case& a, size_t alt, Case* out) {
+  const OpSchema& schema = space.schema();
+  if (schema.inputs.empty() || schema.inputs[0].shapes.empty()) return false;
+  std::vector<std::string> syms;
+  for (const std::string& e : schema.inputs[0].shapes[alt % schema.inputs[0].shapes.size()])
+    if (schema.dims.count(e) && std::find(syms.begin(), syms.end(), e) == syms.end()) syms.push_back(e);
+  auto inside = [&](const std::string& d, int64_t v) {
+    auto [lo, hi] = space.limits_for(d);
+    return v >= std::max<int64_t>(lo, 1) && v <= hi;
+  };
+  auto attempt = [&](const std::map<std::string, int64_t>& dims) {
+    Case t;
+    if (!rebuild(space, a, alt, dims, a.attrs, kShapeSalt, &t) || same_shapes(a, t) || case_cost(schema, t) > 4 * kCostCap)
+      return false;
+    *out = t;
+    return true;
+  };
+  for (size_t i = 0; i < syms.size(); ++i)
+    for (size_t j = i + 1; j < syms.size(); ++j) {
+      const int64_t u = a.dims.at(syms[i]), w = a.dims.at(syms[j]);
+      if (u == w || !inside(syms[i], w) || !inside(syms[j], u)) continue;
+      auto dims = a.dims;
+      std::swap(dims[syms[i]], dims[syms[j]]);
+      if (attempt(dims)) return true;
+    }
+  for (const std::string& s : syms)
+    for (int64_t delta : {1, -1}) {
+      auto dims = a.dims;
+      dims[s] += delta;
+      if (inside(s, dims[s]) && attempt(dims)) return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+// Testable pieces (tests/gates/statelessness_test.cpp declares them).
+namespace statelessness_gate {
+
+// One call of a sequence.
+struct Step {
+  std::string what;
+  Case c;
+  bool is_a = false;
+};
+
+std::vector<Step> plan_sequence(const CaseSpace& space, const Case& a) {
+  const size_t alt = find_alt(space, a);
+  std::vector<Step> steps;
+  steps.push_back({"A", a, true});
+  Case b;
+  if (rebuild(space, a, alt, a.dims, a.attrs, kValuesSalt, &b)) {
+    steps.push_back({"B: same shape, new values", b, false});
+    steps.push_back({"A again", a, true});
+  }
+  const AttrMap attrs = varied_attrs(space, a);
+  if (attrs != a.attrs && rebuild(space, a, alt, a.dims, attrs, kAttrsSalt, &b)) {
+    std::string text;
+    for (const auto& [k, v] : attrs)
+      if (!(a.attrs.at(k) == v)) text += (text.empty() ? "" : ", ") + k + "=" + attr_to_string(v);
+    steps.push_back({"B: same shape, new values, " + text, b, false});
+    steps.push_back({"A again", a, true});
+  }
+  if (reshaped(space, a, alt, &b)) {
+    std::string text;
+    for (const TensorRecipe& r : b.tensors) {
+      text += (text.empty() ? "" : " ") + r.name + "=[";
+      for (size_t k = 0; k < r.shape.size(); ++k) text += (k ? "," : "") + std::to_string(r.shape[k]);
+      text += "]";
+    }
+    steps.push_back({"B: new shape " + text, b, false});
+    steps.push_back({"A again", a, true});
+  }
+  return steps;
+}
+
+std::vector<std::vector<std::string>> chosen_patterns(const OpSchema& schema, const Case& c, size_t alt) {
+  std::vector<std::vector<std::string>> out(schema.inputs.size());
+  const auto vars = int_vars(c);
+  for (size_t k = 0; k < schema.inputs.size() && k < c.tensors.size(); ++k) {
+    const auto& alts = schema.inputs[k].shapes;
+    for (size_t j = 0; j < alts.size(); ++j) {
+      const auto& pattern = alts[(k == 0 ? alt : alt + j) % alts.size()];
+      std::vector<int64_t> shape;
+      for (const std::string& e : pattern) {
+        std::string error;
+        auto v = eval_expr(e, vars, &error);
+        shape.push_back(v ? *v : -1);
+      }
+      if (shape == c.tensors[k].shape) {
+        out[k] = pattern;
+        break;
+      }
+      if (k == 0) break;
+    }
+  }
+  return out;
+}
+
+bool refers_to(const std::string& expr, const std::string& sym) {
+  std::string error;
+  auto names = expr_names(expr, &error);
+  return names && std::find(names->begin(), names->end(), sym) != names->end();
+}
+
+// Which inputs to slice along their leading dim for the batch property, or empty with *why when
+// the first input's leading dim is not a batch the op maps row by row (reduced over, absent from
+// the output, or mixed with other dims).
+std::vector<bool> batch_inputs(const OpSchema& schema, const Case& c, size_t alt, std::string* why) {
+  const auto patterns = chosen_patterns(schema, c, alt);
+  if (patterns.empty() || patterns[0].empty()) return (*why = "the first input has no leading dim", std::vector<bool>{});
+  const std::string sym = patterns[0][0];
+  if (!schema.dims.count(sym)) return (*why = "the first input's leading dim is an expression", std::vector<bool>{});
+  const int64_t L = c.tensors[0].shape[0];
+  std::vector<bool> slice(c.tensors.size(), false);
+  for (size_t k = 0; k < patterns.size(); ++k) {
+    if (patterns[k].empty() && k < c.tensors.size() && !c.tensors[k].shape.empty())
+      return (*why = "input " + schema.inputs[k].name + " has no recognised shape pattern", std::vector<bool>{});
+    for (size_t p = 0; p < patterns[k].size(); ++p) {
+      if (p == 0 && patterns[k][p] == sym) {
+        slice[k] = c.tensors[k].shape[0] == L;
+        continue;
+      }
+      if (refers_to(patterns[k][p], sym))
+        return (*why = sym + " also appears inside " + schema.inputs[k].name + "'s shape", std::vector<bool>{});
+    }
+  }
+  auto input_index = [&](const std::string& n) -> int {
+    for (size_t k = 0; k < schema.inputs.size(); ++k)
+      if (schema.inputs[k].name == n) return int(k);
+    return -1;
+  };
+  auto wrapped_dim_attr = [&](const std::string& attr, const std::string& of) -> int64_t {
+    auto it = c.attrs.find(attr);
+    const int k = input_index(of);
+    if (it == c.attrs.end() || k < 0 || !std::holds_alternative<int64_t>(it->second)) return -1;
+    const int64_t rank = int64_t(c.tensors[size_t(k)].shape.size());
+    return rank == 0 ? -1 : (std::get<int64_t>(it->second) % rank + rank) % rank;
+  };
+  if (schema.reduction) {
+    if (!schema.reduction->dim_attr.empty()) {
+      const AttrSpec* a = schema.attribute(schema.reduction->dim_attr);
+      const std::string of = a && !a->dim_of.empty() ? a->dim_of : schema.inputs[0].name;
+      if (wrapped_dim_attr(schema.reduction->dim_attr, of) == 0)
+        return (*why = "the op reduces over the leading dim", std::vector<bool>{});
+    }
+    if (refers_to(schema.reduction->K, sym)) return (*why = "the op reduces over " + sym, std::vector<bool>{});
+  }
+  for (const OutputSpec& o : schema.outputs) {
+    const std::string& rule = o.shape_rule;
+    if (rule.rfind("same:", 0) == 0 || rule.rfind("reduce:", 0) == 0) {
+      std::string in = rule.substr(rule.find(':') + 1);
+      in = in.substr(0, in.find(':'));
+      const int k = input_index(in);
+      if (k < 0 || !slice[size_t(k)]) return (*why = "output " + o.name + " does not follow " + sym, std::vector<bool>{});
+    } else if (rule.rfind("broadcast:", 0) == 0) {
+      // The output's leading dim is the first input's when no operand of its rank keeps a
+      // non-unit leading dim of its own.
+      if (!slice[0]) return (*why = "the first input is not sliced", std::vector<bool>{});
+      for (size_t k = 1; k < c.tensors.size(); ++k)
+        if (c.tensors[k].shape.size() > c.tensors[0].shape.size() ||
+            (c.tensors[k].shape.size() == c.tensors[0].shape.size() && !slice[k] && c.tensors[k].shape[0] != 1))
+          return (*why = "the broadcast's leading dim is not the first input's", std::vector<bool>{});
+    } else if (rule.empty() && !o.dims.empty()) {
+      if (o.dims[0] != sym) return (*why = "output " + o.name + " does not lead with " + sym, std::vector<bool>{});
+      for (size_t p = 1; p < o.dims.size(); ++p)
+        if (refers_to(o.dims[p], sym)) return (*why = sym + " appears inside output " + o.name, std::vector<bool>{});
+    } else {
+      return (*why = "output " + o.name + " (" + (rule.empty() ? "explicit" : rule) + ") has no batch dim", std::vector<bool>{});
+    }
+  }
+  return slice;
+}
+
+}  // namespace statelessness_gate
+
+namespace {
+
+using statelessness_gate::batch_inputs;
+using statelessness_gate::chosen_patterns;
+using statelessness_gate::plan_sequence;
+using statelessness_gate::Step;
+
+// Byte-level comparison (NaN payloads and the sign of zero included).
+struct Difference {
+  int64_t first = -1;
+  int64_t count = 0;
+};
+Difference byte_difference(const at::Tensor& a, const at::Tensor& b) {
+  Difference d;
+  const at::Tensor x = a.contiguous(), y = b.contiguous();
+  const size_t es = size_t(x.element_size());
+  const char* p = static_cast<const char*>(x.data_ptr());
+  const char* q = static_cast<const char*>(y.data_ptr());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (std::memcmp(p + size_t(i) * es, q + size_t(i) * es, es) != 0) {
+      if (d.first < 0) d.first = i;
+      ++d.count;
+    }
+  return d;
+}
+
+std::string value_text(const at::Tensor& t, int64_t flat) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", t.reshape({-1})[flat].item<double>());
+  return buf;
+}
+
+std::string output_name(const OpSchema& schema, size_t i) {
+  return i < schema.outputs.size() ? schema.outputs[i].name : "output" + std::to_string(i);
+}
+
+class StatelessnessGate : public Gate {
+ public:
+  std::string name() const override { return kGate; }
+
+  GateVerdict run(GateContext& ctx) override {
+    int judged = 0, calls = 0, batch_checked = 0;
+    auto pick = [&]() {
+      Case c;
+      RC_PRE(draw_case(ctx.space, &c));
+      return c;
+    };
+    // Passing cases share one child (a child costs more than a sequence); a failure is re-run in a
+    // fresh child and that verdict counts, so the stored case replays to it.
+    SessionHolder shared(ctx, kGate);
+    {
+      // A kernel that does not load fails here once, not once per shrink step.
+      GateVerdict failed;
+      if (!shared.get(&failed)) return failed;
+    }
+    bool halted = false;  // after a crash or hang: later cases count as passing, which ends shrinking
+    auto check = [&](const Case& c) {
+      GateVerdict v;
+      v.name = kGate;
+      if (halted) return v;
+      Tally t;
+      WorkerSession* s = shared.get(&v);
+      if (!s) {
+        halted = true;
+        return v;
+      }
+      v = check_sequence(ctx, *s, c, &t);
+      if (v.status != Status::Pass && v.status != Status::HarnessError) {
+        shared.reset();
+        t = Tally{};
+        v = check_case(ctx, c, &t);
+      }
+      if (ends_search(v)) halted = true;
+      if (v.status == Status::Pass) {
+        ++judged;
+        calls += t.calls;
+        batch_checked += t.batch ? 1 : 0;
+      }
+      return v;
+    };
+    PropertyOutcome p = run_property(ctx, kGate, kCasesPerBudget * ctx.budget, pick, check);
+    if (p.failed) {
+      GateVerdict v = p.verdict;
+      v.cases = p.cases + p.shrink_steps;
+      if (v.status == Status::Fail) v.message += " (smallest of " + std::to_string(p.shrink_steps) + " shrink steps)";
+      v.evidence["shrink_steps"] = p.shrink_steps;
+      return v;
+    }
+    GateVerdict v;
+    v.name = kGate;
+    v.cases = p.cases;
+    if (judged == 0) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "no valid case could be generated from the schema and manifest";
+      return v;
+    }
+    v.message = std::to_string(judged) + " sequences (" + std::to_string(calls) +
+                " calls: A, B with new values, attributes and shape, A again) each fresh and correct; " +
+                std::to_string(batch_checked) + " batch slices equal to the full batch's rows";
+    v.evidence["sequences"] = judged;
+    v.evidence["calls"] = calls;
+    v.evidence["batch_slices"] = batch_checked;
+    return v;
+  }
+
+  GateVerdict check_one(GateContext& ctx, const Case& c) override {
+    Tally t;
+    return check_case(ctx, c, &t);
+  }
+
+ private:
+  struct Tally {
+    int calls = 0;
+    bool batch = false;
+  };
+
+  static GateVerdict failure(GateContext& ctx, const CaseRun& a_run, const std::string& message, int calls) {
+    GateVerdict v;
+    v.name = kGate;
+    v.cases = 1;
+    note_outputs(v, a_run);
+    v.status = Status::Fail;
+    v.category = Category::WrongResult;
+    v.message = "case " + a_run.c.label + ": " + message;
+    v.evidence["calls"] = calls;
+    v.replay = write_replay(ctx, kGate, a_run, v);
+    return v;
+  }
+
+  static GateVerdict error_from(GateContext& ctx, const CaseRun& a_run, const CaseRun& failing, const std::string& step) {
+    GateVerdict v = verdict_from_outcome(kGate, failing);
+    v.cases = 1;
+    v.message = step + ": " + v.message;
+    if (v.status != Status::HarnessError) v.replay = write_replay(ctx, kGate, a_run, v);
+    return v;
+  }
+
+  // The sequence in a fresh child: what a stored case replays, free of earlier cases' state.
+  GateVerdict check_case(GateContext& ctx, const Case& a, Tally* tally) {
+    GateVerdict failed;
+    auto session = open_session(ctx, kGate, &failed);
+    if (!session) return failed;
+    return check_sequence(ctx, *session, a, tally);
+  }
+
+  // The whole sequence A, A, B, A, ... in `session`, then the batch property in the same child.
+  GateVerdict check_sequence(GateContext& ctx, WorkerSession& session_ref, const Case& a, Tally* tally) {
+    WorkerSession* session = &session_ref;
+    const std::vector<Step> steps = plan_sequence(ctx.space, a);
+    // Nondeterminism the schema declares is allowed within its tolerance; otherwise repeats are bitwise.
+    auto tol_it = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    const Tolerance* tol =
+        ctx.schema.determinism == "bitwise" || tol_it == ctx.schema.tolerance.end() ? nullptr : &tol_it->second;
+    CaseRun a_run = run_case(ctx, *session, a, 2);
+    ++tally->calls;
+    if (a_run.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, a_run, a_run, "call 1 (A)");
+    const wire::CallOutputs& first = a_run.outcome.reply.calls.at(0);
+    // The repeat of A inside one request tells whether the kernel hands out the same buffer twice.
+    const wire::CallOutputs& repeat = a_run.outcome.reply.calls.at(1);
+    for (size_t i = 0; i < repeat.outputs.size(); ++i)
+      if (i < repeat.alias_previous_call.size() && repeat.alias_previous_call[i] >= 0 &&
+          (i >= repeat.alias_input.size() || repeat.alias_input[i] < 0))
+        return failure(ctx, a_run,
+                       "call 2 (A repeated) returns " + output_name(ctx.schema, i) +
+                           " in the same storage as call 1's output: the caller's earlier result is overwritten by the next call",
+                       2);
+    if (std::string why = differs(ctx, first, repeat, tol); !why.empty())
+      return failure(ctx, a_run, "call 2 (A repeated) differs from call 1: " + why, 2);
+    int call_no = 2;
+    for (size_t s = 1; s < steps.size(); ++s) {
+      const Step& step = steps[s];
+      ++call_no;
+      ++tally->calls;
+      const std::string label = "call " + std::to_string(call_no) + " (" + step.what + ")";
+      if (step.is_a) {
+        // A's inputs again, freshly sent (the oracle's answer is call 1's).
+        CaseRun again;
+        again.c = a;
+        wire::CaseRequest req;
+        req.case_id = a.index;
+        req.args = make_args(ctx.schema, a_run.inputs, a.attrs);
+        again.outcome = timed_call(ctx, *session, req);
+        if (again.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, a_run, again, label);
+        if (std::string why = differs(ctx, first, again.outcome.reply.calls.at(0), tol); !why.empty())
+          return failure(ctx, a_run, label + " after " + steps[s - 1].what + " differs from call 1 (A): " + why, call_no);
+        continue;
+      }
+      CaseRun b = run_case(ctx, *session, step.c, 1);
+      if (b.outcome.kind == Outcome::Kind::HarnessError) continue;  // the oracle refused the derived case
+      if (b.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, a_run, b, label + ", case " + step.c.label);
+      std::string wrong = judge(ctx, b);
+      if (wrong.empty()) continue;
+      // Right when run first in a fresh child: the earlier calls' state made it wrong.
+      GateVerdict f2;
+      auto fresh = open_session(ctx, kGate, &f2);
+      if (!fresh) return f2;
+      CaseRun alone = run_case(ctx, *fresh, step.c, 1);
+      if (alone.outcome.kind != Outcome::Kind::Ok || !judge(ctx, alone).empty()) continue;  // wrong anyway: accuracy's finding
+      return failure(ctx, a_run,
+                     label + " after A returns a wrong result, though it is right as the first call of a fresh process: " + wrong +
+                         " (B is " + step.c.label + ")",
+                     call_no);
+    }
+    return check_batch(ctx, *session, a_run, call_no, tally);
+  }
+
+  // "" when every output of `run` is within the schema tolerance of the oracle.
+  static std::string judge(GateContext& ctx, const CaseRun& run) {
+    const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
+    auto tol = ctx.schema.tolerance.find(run.c.tensors.at(0).dtype);
+    if (tol == ctx.schema.tolerance.end()) return "";
+    const int64_t K = reduction_terms(ctx.schema, run.c);
+    for (size_t i = 0; i < run.oracle.outputs.size() && i < got.outputs.size(); ++i) {
+      if (got.outputs[i].sizes() != run.oracle.outputs[i].sizes()) continue;  // the contract gate's finding
+      const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();
+      Judgement j = judge_output(output_name(ctx.schema, i), got.outputs[i], run.oracle.outputs[i], scale,
+                                 expected_output_dtype(ctx.schema, i, run.c), tol->second, K);
+      if (!j.pass) return j.message;
+    }
+    return "";
+  }
+
+  // "" when `b` repeats `a`: bitwise, or, when the schema declares nondeterminism (`tol` set),
+  // within its tolerance of `a`.
+  static std::string differs(GateContext& ctx, const wire::CallOutputs& a, const wire::CallOutputs& b, const Tolerance* tol) {
+    if (a.outputs.size() != b.outputs.size())
+      return std::to_string(b.outputs.size()) + " outputs instead of " + std::to_string(a.outputs.size());
+    for (size_t i = 0; i < a.outputs.size(); ++i) {
+      const at::Tensor& x = a.outputs[i];
+      const at::Tensor& y = b.outputs[i];
+      const std::string oname = output_name(ctx.schema, i);
+      if (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type()) return oname + " changed shape or dtype";
+      const Difference d = byte_difference(x, y);
+      if (d.first < 0) continue;
+      auto dt = wire::from_scalar_type(x.scalar_type());
+      if (tol && dt && dtype_is_floating(*dt)) {
+        Judgement j = judge_output(oname, y, x.to(at::kDouble), at::Tensor(), *dt, *tol, 1);
+        if (j.pass) continue;
+        return j.message;
+      }
+      return oname + index_text(x.sizes(), d.first) + " = " + value_text(y, d.first) + " instead of " + value_text(x, d.first) + " (" +
+             std::to_string(d.count) + " of " + std::to_string(x.numel()) + " elements differ)";
+    }
+    return "";
+  }
+
+  // The batch property: the kernel on the batch without its first row, and without its last,
+  // equals those rows of its output for the whole batch (bitwise for ops without a reduction,
+  // within the tolerance otherwise). Two slices shift every row's position in the flat data both
+  // ways, so work split by element count (vector tails, tiles) lands differently in each.
+  GateVerdict check_batch(GateContext& ctx, WorkerSession& session, const CaseRun& a_run, int call_no, Tally* tally) {
+    GateVerdict pass;
+    pass.name = kGate;
+    pass.cases = 1;
+    note_outputs(pass, a_run);
+    const Case& a = a_run.c;
+    std::string why;
+    const size_t alt = find_alt(ctx.space, a);
+    const std::vector<bool> slice = batch_inputs(ctx.schema, a, alt, &why);
+    if (slice.empty() || a.tensors[0].shape.empty()) return pass;
+    const int64_t L = a.tensors[0].shape[0];
+    const std::string sym = chosen_patterns(ctx.schema, a, alt)[0][0];
+    if (L < 2 || ctx.space.limits_for(sym).first > L - 1) return pass;
+    const wire::CallOutputs& full = a_run.outcome.reply.calls.at(0);
+    const bool elementwise = !ctx.schema.reduction.has_value();
+    auto tol = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    for (const int64_t start : {int64_t(1), int64_t(0)}) {
+      const std::string rows = sym + " rows " + std::to_string(start) + ".." + std::to_string(start + L - 2);
+      std::vector<at::Tensor> inputs;
+      for (size_t k = 0; k < a_run.inputs.size(); ++k)
+        inputs.push_back(slice[k] ? a_run.inputs[k].narrow(0, start, L - 1).contiguous() : a_run.inputs[k]);
+      wire::CaseRequest req;
+      req.case_id = a.index;
+      req.args = make_args(ctx.schema, inputs, a.attrs);
+      CaseRun part;
+      part.c = a;
+      part.c.label = a.label + " " + rows;
+      part.outcome = timed_call(ctx, session, req);
+      ++call_no;
+      ++tally->calls;
+      if (part.outcome.kind != Outcome::Kind::Ok)
+        return error_from(ctx, a_run, part, "call " + std::to_string(call_no) + " (A's batch, " + rows + ")");
+      tally->batch = true;
+      const wire::CallOutputs& got = part.outcome.reply.calls.at(0);
+      for (size_t i = 0; i < full.outputs.size() && i < got.outputs.size(); ++i) {
+        if (full.outputs[i].dim() == 0 || full.outputs[i].size(0) != L) continue;
+        const at::Tensor want = full.outputs[i].narrow(0, start, L - 1);
+        const at::Tensor& y = got.outputs[i];
+        const std::string oname = output_name(ctx.schema, i);
+        const std::string head = "the batch property: " + oname + " for " + rows + " alone";
+        if (y.sizes() != want.sizes() || y.scalar_type() != want.scalar_type())
+          return failure(ctx, a_run, head + " has another shape or dtype than those rows of the full batch's " + oname, call_no);
+        const Difference d = byte_difference(y, want);
+        if (d.first < 0) continue;
+        if (elementwise)
+          return failure(ctx, a_run,
+                         head + " differs bitwise from the full batch's: " + index_text(y.sizes(), d.first) + " = " +
+                             value_text(y, d.first) + " alone, " + value_text(want, d.first) + " in the full batch (" +
+                             std::to_string(d.count) + " of " + std::to_string(y.numel()) +
+                             " elements differ; an op without a reduction must not depend on the batch)",
+                         call_no);
+        if (tol == ctx.schema.tolerance.end()) continue;
+        at::Tensor scale;
+        if (i < a_run.oracle.scales.size() && a_run.oracle.scales[i].defined() && a_run.oracle.scales[i].dim() > 0 &&
+            a_run.oracle.scales[i].size(0) == L)
+          scale = a_run.oracle.scales[i].narrow(0, start, L - 1);
+        Judgement j = judge_output(oname, y, want.to(at::kDouble), scale, expected_output_dtype(ctx.schema, i, a), tol->second,
+                                   reduction_terms(ctx.schema, a));
+        if (!j.pass) return failure(ctx, a_run, head + " is not within tolerance of the full batch's rows: " + j.message, call_no);
+      }
+    }
+    return pass;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_statelessness_gate() { return std::make_unique<StatelessnessGate>(); }
 
 }  // namespace gauntlet

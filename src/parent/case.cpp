@@ -88,7 +88,8 @@ at::Tensor materialize(const TensorRecipe& r) {
     for (int64_t i = 0; i < n; ++i) p[i] = r.low + int64_t(rng::below(r.seed, r.stream, uint64_t(i), span));
     at::Tensor out = t.view(r.shape);
     if (r.dtype != DType::Int64) out = out.to(*wire::to_scalar_type(r.dtype));
-    return out.contiguous();
+    // Index tensors take their layout too (the schemas allow strided, offset and expanded indices).
+    return apply_layout(out.contiguous(), r.layout);
   }
   at::Tensor t = at::empty({n}, at::kDouble);
   double* p = t.data_ptr<double>();

@@ -77,6 +77,9 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
     }
   }
   double seconds = 0;
+  // The previous call's outputs stay alive until the next call has returned, so storage they share
+  // with it was handed out again by the kernel, not recycled by the allocator.
+  std::vector<at::Tensor> previous;
   for (uint32_t call = 0; call < std::max<uint32_t>(1, req.repeat); ++call) {
     std::vector<at::Tensor> outs;
     std::string error;
@@ -107,10 +110,15 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
       co.alias_input.push_back(ai);
       co.alias_output.push_back(ao);
       co.output_contiguous.push_back(t.is_contiguous());
+      int32_t ap = -1;
+      for (size_t j = 0; j < previous.size() && ap < 0; ++j)
+        if (overlaps(t, previous[j])) ap = int32_t(j);
+      co.alias_previous_call.push_back(ap);
       // Copy now: a later call may reuse (and overwrite) the same buffer.
       co.outputs.push_back(t.cpu().contiguous().clone());
     }
     rep.calls.push_back(std::move(co));
+    previous = std::move(outs);
   }
   for (size_t j = 0; j < inputs.size(); ++j)
     if (storage_bytes(inputs[j]) != before[j]) rep.inputs_unchanged = false;

@@ -1,0 +1,132 @@
+// PLANTED BUG (layouts): layer_norm walks x, weight and bias through data_ptr() as if they were
+// contiguous ("inputs come from a contiguous activation buffer"), without .contiguous(). Row r is
+// read from x.data_ptr() + r * D. Every contiguous input gives the right answer; a transposed x,
+// a sliced (strided) x or weight, or an expanded (stride-0) x reads the wrong elements or the gaps.
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+// Rounds a double to scalar_t exactly once, round-to-nearest-even. For float this is the plain
+// conversion. For Half/BFloat16 a plain static_cast would round twice (double -> float -> 16 bit);
+// instead the double is first rounded to float with round-to-odd (truncate, then set the last bit
+// when inexact), which makes the final float -> 16-bit RNE conversion the correct rounding of d.
+template <typename T>
+inline T round_out(double d) {
+  if constexpr (std::is_same<T, double>::value) {
+    return d;
+  } else if constexpr (std::is_same<T, float>::value) {
+    return static_cast<float>(d);
+  } else {
+    float f = static_cast<float>(d);
+    if (std::isfinite(d) && static_cast<double>(f) != d) {
+      if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+      uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      u |= 1u;
+      std::memcpy(&f, &u, sizeof f);
+    }
+    return static_cast<T>(f);
+  }
+}
+
+// Error-free summation (Knuth's TwoSum): s + c carries about twice double's precision, so sums
+// and dot products of float32/float16/bfloat16 terms come out essentially exact before the one
+// final rounding. Non-finite terms: the plain running sum s holds the IEEE answer (inf, NaN).
+struct Acc {
+  double s = 0.0;
+  double c = 0.0;
+  inline void add(double x) {
+    const double t = s + x;
+    const double bp = t - s;
+    c += (s - (t - bp)) + (x - bp);
+    s = t;
+  }
+  inline double value() const { return std::isfinite(s) ? s + c : s; }
+};
+
+inline void check_float_cpu(const torch::Tensor& t) {
+  TORCH_CHECK(t.defined(), "input tensor is undefined");
+  TORCH_CHECK(t.device().is_cpu(), "this kernel runs on the CPU only");
+  TORCH_CHECK(t.layout() == at::kStrided, "only strided (dense) tensors are supported");
+  const auto s = t.scalar_type();
+  TORCH_CHECK(s == at::kFloat || s == at::kHalf || s == at::kBFloat16,
+              "unsupported dtype: expected float32, float16 or bfloat16");
+}
+
+inline void check_same_dtype(const torch::Tensor& a, const torch::Tensor& b) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "all floating inputs must have the same dtype");
+}
+
+// Validates dim against [-rank, rank) (rank >= 1) and wraps negative dims.
+inline int64_t wrap_dim(int64_t dim, int64_t rank) {
+  TORCH_CHECK(rank >= 1, "input must have at least one dimension");
+  TORCH_CHECK(dim >= -rank && dim < rank, "dim out of range");
+  return dim < 0 ? dim + rank : dim;
+}
+
+// Splits a contiguous shape around `d`: [outer, K, inner].
+struct Split {
+  int64_t outer = 1, K = 1, inner = 1;
+};
+inline Split split_at(at::IntArrayRef sizes, int64_t d) {
+  Split s;
+  for (int64_t i = 0; i < d; ++i) s.outer *= sizes[i];
+  s.K = sizes[d];
+  for (int64_t i = d + 1; i < static_cast<int64_t>(sizes.size()); ++i) s.inner *= sizes[i];
+  return s;
+}
+
+}  // namespace
+
+// layer_norm(x, weight, bias, eps) over the last dim D: (x - mean) / sqrt(var + eps) * weight + bias
+// with the biased variance, as F.layer_norm(x, [D], weight, bias, eps). x has rank >= 1; weight and
+// bias are [D] in x's dtype. Two passes in double (error-free sums), one rounding per output.
+torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                      double eps) {
+  check_float_cpu(x);
+  check_float_cpu(weight);
+  check_float_cpu(bias);
+  check_same_dtype(x, weight);
+  check_same_dtype(x, bias);
+  TORCH_CHECK(x.dim() >= 1, "layer_norm: x must have at least one dimension");
+  const int64_t D = x.size(-1);
+  TORCH_CHECK(weight.dim() == 1 && weight.size(0) == D, "layer_norm: weight must be 1-D of length D");
+  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == D, "layer_norm: bias must be 1-D of length D");
+  // Activations and parameters are dense in every model this kernel serves: read them in place.
+  const torch::Tensor& xc = x;
+  const torch::Tensor& wc = weight;
+  const torch::Tensor& bc = bias;
+  torch::Tensor out = torch::empty(xc.sizes(), xc.options());
+  const int64_t rows = D == 0 ? 0 : xc.numel() / D;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "layer_norm_stride_blind", [&] {
+    const scalar_t* in = xc.data_ptr<scalar_t>();
+    const scalar_t* pw = wc.data_ptr<scalar_t>();
+    const scalar_t* pb = bc.data_ptr<scalar_t>();
+    scalar_t* o = out.data_ptr<scalar_t>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const scalar_t* row = in + r * D;
+      Acc s;
+      for (int64_t j = 0; j < D; ++j) s.add(static_cast<double>(row[j]));
+      const double mean = s.value() / static_cast<double>(D);
+      Acc q;
+      for (int64_t j = 0; j < D; ++j) {
+        const double c = static_cast<double>(row[j]) - mean;
+        q.add(c * c);
+      }
+      const double var = q.value() / static_cast<double>(D);
+      const double rstd = 1.0 / std::sqrt(var + eps);
+      for (int64_t j = 0; j < D; ++j)
+        o[r * D + j] = round_out<scalar_t>((static_cast<double>(row[j]) - mean) * rstd *
+                                               static_cast<double>(pw[j]) +
+                                           static_cast<double>(pb[j]));
+    }
+  });
+  return out;
+}

@@ -1,0 +1,144 @@
+// Tests of the determinism gate: byte-level comparison, and real runs on a control and planted bugs (threads, uninitialized memory).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gauntlet/builder.h"
+#include "gauntlet/gate.h"
+
+using namespace gauntlet;
+
+// gates/determinism.cpp has no header of its own (one file per gate): its testable pieces are
+// declared here exactly as defined there.
+namespace gauntlet::determinism_gate {
+struct Difference {
+  int64_t first = -1;
+  int64_t count = 0;
+};
+Difference byte_difference(const at::Tensor& a, const at::Tensor& b);
+}  // namespace gauntlet::determinism_gate
+
+namespace {
+
+namespace dg = gauntlet::determinism_gate;
+
+TEST(DeterminismCompare, BytesDecideNanPayloadsAndSignedZeros) {
+  const float quiet = std::nanf(""), payload = std::nanf("0x1234");
+  uint32_t a, b;
+  std::memcpy(&a, &quiet, 4);
+  std::memcpy(&b, &payload, 4);
+  ASSERT_NE(a, b);
+  at::Tensor x = at::tensor({1.0f, quiet, 0.0f, 2.0f});
+  EXPECT_EQ(dg::byte_difference(x, x.clone()).first, -1);
+  // Another NaN payload is another result, though both are NaN.
+  at::Tensor y = at::tensor({1.0f, payload, 0.0f, 2.0f});
+  EXPECT_EQ(dg::byte_difference(x, y).first, 1);
+  // -0.0 == 0.0 numerically, not in its bytes.
+  at::Tensor z = at::tensor({1.0f, quiet, -0.0f, 2.5f});
+  dg::Difference d = dg::byte_difference(x, z);
+  EXPECT_EQ(d.first, 2);
+  EXPECT_EQ(d.count, 2);
+  // Half precision compares its own two bytes.
+  EXPECT_EQ(dg::byte_difference(x.to(at::kHalf), z.to(at::kHalf)).count, 2);
+}
+
+OpSchema schema_of(const std::string& op) {
+  std::vector<SchemaIssue> issues;
+  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
+  EXPECT_TRUE(s) << op;
+  return *s;
+}
+
+// A real gate run on a corpus kernel, in the sandbox.
+struct RealRun {
+  OpSchema schema;
+  KernelManifest manifest;
+  BuildResult build;
+  std::unique_ptr<CaseSpace> space;
+  Launcher launcher{SandboxOptions{}};
+  std::string replay_dir;
+  std::unique_ptr<GateContext> ctx;
+
+  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 7) {
+    std::string error;
+    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
+    EXPECT_TRUE(m) << error;
+    manifest = *m;
+    schema = schema_of(manifest.op);
+    BuildRequest req;
+    req.source_path = manifest.source;
+    req.entries = {manifest.entry};
+    build = build_kernel(req, default_build_config());
+    EXPECT_TRUE(build.ok) << build.error;
+    space = std::make_unique<CaseSpace>(schema, manifest);
+    char tmpl[] = "/tmp/gauntlet-determinism-test-XXXXXX";
+    replay_dir = mkdtemp(tmpl);
+    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
+                                                    build.source_hash, "", seed, 1, replay_dir, ""});
+  }
+  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+  GateVerdict run() { return make_gate("determinism")->run(*ctx); }
+};
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+Case replayed_case(const GateVerdict& v) {
+  std::ifstream in(v.replay);
+  const nlohmann::json replay = nlohmann::json::parse(in);
+  EXPECT_EQ(replay["gate"], "determinism");
+  EXPECT_EQ(replay["outputs_sha256"], v.outputs_sha256);
+  Case c;
+  std::string error;
+  EXPECT_TRUE(case_from_json(replay["case"], &c, &error)) << error;
+  return c;
+}
+
+TEST(DeterminismGate, ControlPassesInBothProcesses) {
+  RealRun r("controls/sum.json");
+  GateVerdict v = r.run();
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_GE(v.cases, 12);
+  EXPECT_NE(v.message.find("0x5A and 2 threads"), std::string::npos) << v.message;
+  // The two processes: the gate's first child and the differently poisoned second one.
+  EXPECT_GE(r.ctx->timing.children, 2);
+}
+
+TEST(DeterminismGate, ThreadCountDependentSumFailsOnALongEnoughReduction) {
+  RealRun r("bugs/determinism/sum_split_k_threads.json");
+  GateVerdict v = r.run();
+  ASSERT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_EQ(v.category, Category::WrongResult);
+  EXPECT_NE(v.message.find("a fresh process (allocator poison 0x5A, 2 intra-op threads) differs"), std::string::npos)
+      << v.message;
+  Case c = replayed_case(v);
+  // The kernel splits only reductions of at least 2 x 256 terms; shrinking keeps that and nothing else large.
+  const int64_t rank = int64_t(c.tensors[0].shape.size());
+  const int64_t d = (std::get<int64_t>(c.attrs.at("dim")) + rank) % rank;
+  EXPECT_GE(c.tensors[0].shape[size_t(d)], 512) << v.message;
+  int64_t numel = 1;
+  for (int64_t s : c.tensors[0].shape) numel *= s;
+  EXPECT_LE(numel, 64 * c.tensors[0].shape[size_t(d)]) << v.message;
+  GateVerdict again = make_gate("determinism")->check_one(*r.ctx, c);
+  EXPECT_EQ(again.status, Status::Fail) << again.message;
+  EXPECT_EQ(again.outputs_sha256, v.outputs_sha256);
+}
+
+TEST(DeterminismGate, UninitializedAccumulatorFailsAtTheSmallestShape) {
+  RealRun r("bugs/determinism/softmax_denominator_uninit.json");
+  GateVerdict v = r.run();
+  ASSERT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_EQ(v.category, Category::WrongResult);
+  Case c = replayed_case(v);
+  // Every shape shows it: the search shrinks to a single element.
+  for (int64_t s : c.tensors[0].shape) EXPECT_EQ(s, 1) << v.message;
+  EXPECT_EQ(v.evidence.value("later", ""), "0") << v.evidence.dump();
+  EXPECT_EQ(make_gate("determinism")->check_one(*r.ctx, c).status, Status::Fail);
+}
+
+}  // namespace

@@ -1,0 +1,195 @@
+// Tests of the layouts gate: its layout cases are non-contiguous views of the same values; real runs on controls and planted bugs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gauntlet/builder.h"
+#include "gauntlet/gate.h"
+
+using namespace gauntlet;
+
+// gates/layouts.cpp has no header of its own (one file per gate): its testable piece is declared
+// here exactly as defined there.
+namespace gauntlet::layouts_gate {
+std::vector<std::string> effective_layouts(const InputSpec& in, const std::vector<int64_t>& shape);
+}  // namespace gauntlet::layouts_gate
+
+namespace {
+
+OpSchema schema_of(const std::string& op) {
+  std::vector<SchemaIssue> issues;
+  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
+  EXPECT_TRUE(s) << op;
+  return *s;
+}
+
+bool bytes_equal(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor x = a.contiguous(), y = b.contiguous();
+  return x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type() &&
+         std::memcmp(x.data_ptr(), y.data_ptr(), size_t(x.numel() * x.element_size())) == 0;
+}
+
+// Every layout the gate calls effective, for every input of every required op, at a typical
+// shape: the tensor handed to the kernel really is a non-contiguous view (or sits at a storage
+// offset), and it holds the values of the contiguous tensor (for "expanded": of its first row,
+// broadcast, which is what the gate's contiguous reference copies).
+TEST(LayoutsCases, EffectiveLayoutsAreNonContiguousViewsOfTheSameValues) {
+  int checked = 0;
+  std::set<std::string> seen;
+  for (const std::string& op : oracle_ids()) {
+    OpSchema s = schema_of(op);
+    KernelManifest m;
+    CaseSpace space(s, m);
+    Case c;
+    std::string error;
+    ASSERT_TRUE(space.typical_case(5, DType::Float32, Distribution::Normal, 11, &c, &error)) << op << ": " << error;
+    for (size_t i = 0; i < c.tensors.size(); ++i) {
+      const TensorRecipe contiguous = c.tensors[i];
+      const at::Tensor logical = materialize(contiguous);
+      ASSERT_TRUE(logical.is_contiguous());
+      for (const std::string& layout : layouts_gate::effective_layouts(s.inputs[i], contiguous.shape)) {
+        TensorRecipe r = contiguous;
+        r.layout = layout;
+        const at::Tensor t = materialize(r);
+        SCOPED_TRACE(op + " " + r.name + " " + layout);
+        EXPECT_EQ(t.sizes(), logical.sizes());
+        if (layout == "offset") {
+          EXPECT_GT(t.storage_offset(), 0);
+        } else {
+          EXPECT_FALSE(t.is_contiguous());
+        }
+        if (layout == "expanded") {
+          EXPECT_EQ(t.stride(0), 0);
+          EXPECT_TRUE(bytes_equal(t, logical.narrow(0, 0, 1).expand(logical.sizes())));
+          EXPECT_FALSE(bytes_equal(t, logical)) << "the rows of an expanded tensor are all its first row";
+        } else {
+          EXPECT_TRUE(bytes_equal(t, logical));
+        }
+        if (layout == "channels_last") EXPECT_TRUE(t.is_contiguous(at::MemoryFormat::ChannelsLast));
+        seen.insert(layout);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 60);
+  EXPECT_EQ(seen, (std::set<std::string>{"channels_last", "expanded", "offset", "strided", "transposed"}));
+}
+
+TEST(LayoutsCases, LayoutsThatChangeNothingAreNotOffered) {
+  OpSchema s = schema_of("conv2d");
+  const InputSpec& x = s.inputs[0];
+  auto has = [](const std::vector<std::string>& v, const std::string& l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+  // [1,1,5,1]: transposing the last two dims of a width-1 image keeps contiguous strides, and one
+  // channel has no channels-last order; a single batch element cannot be expanded.
+  const auto small = layouts_gate::effective_layouts(x, {1, 1, 5, 1});
+  EXPECT_FALSE(has(small, "transposed"));
+  EXPECT_FALSE(has(small, "channels_last"));
+  EXPECT_FALSE(has(small, "expanded"));
+  EXPECT_TRUE(has(small, "strided"));
+  const auto big = layouts_gate::effective_layouts(x, {2, 3, 5, 4});
+  for (const char* l : {"transposed", "strided", "offset", "expanded", "channels_last"}) EXPECT_TRUE(has(big, l)) << l;
+  // Only what the schema allows for that input: a bias has no transposed or channels-last form.
+  const auto bias = layouts_gate::effective_layouts(s.inputs[2], {4});
+  EXPECT_FALSE(has(bias, "transposed"));
+  EXPECT_TRUE(has(bias, "strided"));
+  EXPECT_FALSE(has(layouts_gate::effective_layouts(s.inputs[2], {1}), "strided"));
+}
+
+// A real gate run on a corpus kernel, in the sandbox.
+struct RealRun {
+  OpSchema schema;
+  KernelManifest manifest;
+  BuildResult build;
+  std::unique_ptr<CaseSpace> space;
+  Launcher launcher{SandboxOptions{}};
+  std::string replay_dir;
+  std::unique_ptr<GateContext> ctx;
+
+  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 7) {
+    std::string error;
+    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
+    EXPECT_TRUE(m) << error;
+    manifest = *m;
+    schema = schema_of(manifest.op);
+    BuildRequest req;
+    req.source_path = manifest.source;
+    req.entries = {manifest.entry};
+    build = build_kernel(req, default_build_config());
+    EXPECT_TRUE(build.ok) << build.error;
+    space = std::make_unique<CaseSpace>(schema, manifest);
+    char tmpl[] = "/tmp/gauntlet-layouts-test-XXXXXX";
+    replay_dir = mkdtemp(tmpl);
+    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
+                                                    build.source_hash, "", seed, 1, replay_dir, ""});
+  }
+  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+  GateVerdict run() { return make_gate("layouts")->run(*ctx); }
+};
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(LayoutsGate, ControlPassesOverEveryLayoutItsSchemaAllows) {
+  RealRun r("controls/conv2d.json");
+  r.ctx->budget = 2;
+  GateVerdict v = r.run();
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_GE(v.cases, 80);
+  for (const char* l : {"transposed", "strided", "offset", "expanded", "channels_last"})
+    EXPECT_GE(v.evidence["layouts"].value(l, 0), 1) << l << ": " << v.message;
+}
+
+// The smallest failing case has a single non-contiguous input, and a replay of it reproduces the
+// verdict and the output bytes.
+void expect_shrunk_single_input(RealRun& r, const GateVerdict& v, const std::set<std::string>& culprits) {
+  ASSERT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_EQ(v.category, Category::WrongResult);
+  ASSERT_FALSE(v.replay.empty());
+  const nlohmann::json replay = read_json(v.replay);
+  EXPECT_EQ(replay["gate"], "layouts");
+  EXPECT_EQ(replay["outputs_sha256"], v.outputs_sha256);
+  Case c;
+  std::string error;
+  ASSERT_TRUE(case_from_json(replay["case"], &c, &error)) << error;
+  int non_contiguous = 0;
+  int64_t elements = 0;
+  for (const TensorRecipe& t : c.tensors) {
+    if (t.layout != "contiguous") {
+      ++non_contiguous;
+      EXPECT_TRUE(culprits.count(t.name)) << t.name << " " << t.layout << ": " << v.message;
+    }
+    int64_t n = 1;
+    for (int64_t s : t.shape) n *= s;
+    elements += n;
+  }
+  EXPECT_EQ(non_contiguous, 1) << v.message;
+  EXPECT_LE(elements, 16) << "not shrunk: " << v.message;
+  EXPECT_GT(v.evidence.value("shrink_steps", 0), 0);
+  GateVerdict again = make_gate("layouts")->check_one(*r.ctx, c);
+  EXPECT_EQ(again.status, Status::Fail) << again.message;
+  EXPECT_EQ(again.outputs_sha256, v.outputs_sha256);
+  // The same values in contiguous tensors are right: the failure is the layout's.
+  for (TensorRecipe& t : c.tensors) t.layout = "contiguous";
+  EXPECT_EQ(make_gate("layouts")->check_one(*r.ctx, c).status, Status::Pass);
+}
+
+TEST(LayoutsGate, StrideBlindLayerNormFailsOnASmallSingleLayoutCase) {
+  RealRun r("bugs/layouts/layer_norm_stride_blind.json");
+  expect_shrunk_single_input(r, r.run(), {"x", "weight", "bias"});
+}
+
+TEST(LayoutsGate, RawWeightConvFailsOnlyThroughItsParameters) {
+  // x is made contiguous by the kernel, so x alone never fails: the shrunk case blames w or b.
+  RealRun r("bugs/layouts/conv2d_weight_raw.json");
+  expect_shrunk_single_input(r, r.run(), {"w", "b"});
+}
+
+TEST(LayoutsGate, RowCopyEmbeddingFailsThroughItsTable) {
+  RealRun r("bugs/layouts/embedding_memcpy_rows.json");
+  expect_shrunk_single_input(r, r.run(), {"weight"});
+}
+
+}  // namespace
