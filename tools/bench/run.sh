@@ -13,3 +13,10 @@ echo "== sandbox overhead, all namespaces (net, mount, pid, ipc)"
 "$build"/gauntlet_sandbox_bench corpus/controls/relu.cpp 60
 echo "== sandbox overhead without the pid namespace (GAUNTLET_NAMESPACES=net,mount,ipc)"
 GAUNTLET_NAMESPACES=net,mount,ipc "$build"/gauntlet_sandbox_bench corpus/controls/relu.cpp 60
+echo "== all implemented gates on controls (default budget): wall time per verify, per-gate times in the table"
+for k in relu softmax layer_norm matmul; do
+  start=$(date +%s.%N)
+  "$build"/gauntlet verify corpus/controls/$k.json --seed 1 --quiet --json "$build/bench-$k.json" | grep -vE " skip " || true
+  end=$(date +%s.%N)
+  echo "verify $k: $(echo "$end - $start" | bc) s wall (process start, zygote start, build-cache hit and all gates)"
+done
