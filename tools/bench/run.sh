@@ -18,5 +18,5 @@ for k in relu softmax layer_norm matmul; do
   start=$(date +%s.%N)
   "$build"/gauntlet verify corpus/controls/$k.json --seed 1 --quiet --json "$build/bench-$k.json" | grep -vE " skip " || true
   end=$(date +%s.%N)
-  echo "verify $k: $(echo "$end - $start" | bc) s wall (process start, zygote start, build-cache hit and all gates)"
+  echo "verify $k: $(awk "BEGIN {printf \"%.2f\", $end - $start}") s wall (process start, zygote start, build-cache hit and all gates)"
 done
