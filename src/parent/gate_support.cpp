@@ -101,7 +101,11 @@ void note_outputs(GateVerdict& v, const CaseRun& run) {
 
 std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v) {
   if (ctx.replay_dir.empty()) return "";
-  mkdir(ctx.replay_dir.c_str(), 0755);
+  // Create the whole path (the default gauntlet-out/replays usually does not exist yet).
+  for (size_t slash = ctx.replay_dir.find('/', 1); ; slash = ctx.replay_dir.find('/', slash + 1)) {
+    mkdir(ctx.replay_dir.substr(0, slash).c_str(), 0755);
+    if (slash == std::string::npos) break;
+  }
   nlohmann::json j;
   j["format"] = "gauntlet-replay-v1";
   j["tool_version"] = GAUNTLET_VERSION_STRING;

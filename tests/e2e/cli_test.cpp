@@ -43,8 +43,9 @@ TEST(Cli, ControlPassesWithTheSpecsJsonFields) {
 
 TEST(Cli, PlantedBugFailsWithAReplayFileAndItsCommand) {
   std::string dir = temp_dir();
+  // A nested replay directory that does not exist yet (like the default gauntlet-out/replays).
   auto r = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/layer_norm_eps_outside.json", "--seed", "3", "--json", dir + "/r.json",
-                         "--replay-dir", dir + "/replays"});
+                         "--replay-dir", dir + "/out/replays"});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   auto j = nlohmann::json::parse(read_file(dir + "/r.json"));
   EXPECT_EQ(j["verdict"], "fail");
