@@ -192,7 +192,7 @@ class LayoutsGate : public Gate {
       if (!holder.get(&failed)) return failed;
     }
     std::map<std::string, int> exercised;  // layout name -> cases that used it (before any failure)
-    int configurations = 0;
+    int configurations = 0, single = 0, all = 0;  // cases; with one input non-contiguous; with every input
     auto pick = [&]() {
       Case c;
       RC_PRE(draw_case(ctx.space, &c));
@@ -234,8 +234,14 @@ class LayoutsGate : public Gate {
       }
       if (v.status == Status::Pass) {
         ++configurations;
-        for (const TensorRecipe& r : c.tensors)
-          if (r.layout != "contiguous") ++exercised[r.layout];
+        int non_contiguous = 0;
+        for (const TensorRecipe& r : c.tensors) {
+          if (r.layout == "contiguous") continue;
+          ++exercised[r.layout];
+          ++non_contiguous;
+        }
+        single += non_contiguous == 1;
+        all += c.tensors.size() > 1 && non_contiguous == int(c.tensors.size());
       }
       return v;
     };
@@ -259,8 +265,12 @@ class LayoutsGate : public Gate {
     }
     std::string list;
     for (const auto& [l, n] : exercised) list += (list.empty() ? "" : ", ") + l + " x" + std::to_string(n);
-    v.message = std::to_string(configurations) + " layout cases (" + list + ") give the contiguous inputs' result";
+    v.message = std::to_string(configurations) + " layout cases (" + list + "; " + std::to_string(single) +
+                " with one input non-contiguous" + (ctx.schema.inputs.size() > 1 ? ", " + std::to_string(all) + " with all" : "") +
+                ") give the contiguous inputs' result";
     v.evidence["layouts"] = exercised;
+    v.evidence["one_input_cases"] = single;
+    v.evidence["all_inputs_cases"] = all;
     return v;
   }
 

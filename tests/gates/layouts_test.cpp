@@ -140,6 +140,9 @@ TEST(LayoutsGate, ControlPassesOverEveryLayoutItsSchemaAllows) {
   EXPECT_GE(v.cases, 80);
   for (const char* l : {"transposed", "strided", "offset", "expanded", "channels_last"})
     EXPECT_GE(v.evidence["layouts"].value(l, 0), 1) << l << ": " << v.message;
+  // Inputs alone and all at once.
+  EXPECT_GE(v.evidence.value("one_input_cases", 0), 5) << v.message;
+  EXPECT_GE(v.evidence.value("all_inputs_cases", 0), 2) << v.message;
 }
 
 // The smallest failing case has a single non-contiguous input, and a replay of it reproduces the
