@@ -36,9 +36,12 @@ TEST(Cli, ControlPassesWithTheSpecsJsonFields) {
     EXPECT_EQ(g["name"], names[i]);
     for (const char* field : {"name", "status", "category", "message", "replay"}) EXPECT_TRUE(g.contains(field)) << field;
   }
-  EXPECT_EQ(j["gates"][0]["status"], "pass");
-  EXPECT_EQ(j["gates"][1]["status"], "pass");
-  EXPECT_EQ(j["gates"][2]["status"], "skip");
+  // The eight implemented gates pass; the ones not in this version skip with their reason.
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(j["gates"][i]["status"], "pass") << names[i];
+  for (size_t i = 8; i < names.size(); ++i) {
+    EXPECT_EQ(j["gates"][i]["status"], "skip") << names[i];
+    EXPECT_NE(j["gates"][i]["message"].get<std::string>().find("not implemented"), std::string::npos);
+  }
 }
 
 TEST(Cli, PlantedBugFailsWithAReplayFileAndItsCommand) {
