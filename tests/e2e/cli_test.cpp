@@ -140,8 +140,8 @@ TEST(Cli, CppExtensionSourceWithPybindBlockVerifiesWithoutPython) {
   std::string dir = temp_dir();
   write_file(dir + "/ext.cpp", R"(#include <torch/extension.h>
 torch::Tensor relu_forward(torch::Tensor x) {
-  auto y = torch::empty_like(x);
   auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);  // empty_like(x) would keep x's strides while the loop writes linearly
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "relu", [&] {
     const scalar_t* p = xc.data_ptr<scalar_t>();
     scalar_t* q = y.data_ptr<scalar_t>();
