@@ -21,6 +21,9 @@ struct SandboxOptions {
   bool namespaces = true;      // ask for user/net/mount/pid/ipc namespaces
   bool seccomp = true;
   std::string worker_path;     // default: $GAUNTLET_WORKER, else gauntlet-worker beside this binary
+  // Added to fork+exec'd children's scrubbed environment (the memory gate's ASan child:
+  // LD_PRELOAD of the sanitizer runtime and ASAN_OPTIONS). Zygote children ignore it.
+  std::vector<std::string> extra_env;
 };
 
 // What happened to one request sent to a worker child.
@@ -81,10 +84,14 @@ class WorkerSession {
   ~WorkerSession();
   Outcome load(const std::string& so_path, const std::string& entry, uint8_t poison_byte = 0xA5,
                int threads = 1);
+  // The same with every LoadRequest field chosen by the caller (operator recording, ...).
+  Outcome load(const wire::LoadRequest& request);
   Outcome call(const wire::CaseRequest& request);
   std::string signature() const { return signature_; }
   std::string sandbox_notes() const { return notes_; }
   pid_t pid() const { return pid_; }
+  // The last `max_bytes` of what the child wrote to stdout/stderr (control characters as spaces).
+  std::string captured_output(size_t max_bytes) const;
   // Ends the child politely (Bye), or kills it when it does not leave in time.
   void finish();
 

@@ -96,6 +96,10 @@ struct LoadRequest {
   std::string entry;         // entry function name
   uint8_t poison_byte = 0xA5;  // fresh allocations are filled with this (unwritten output detection)
   int intra_op_threads = 1;
+  bool record_ops = false;   // record the ATen operators the entry calls (provenance gate)
+  // Memory gate: >0 puts this many canary bytes (a multiple of 64, so returned pointers keep
+  // their 64-byte alignment) before and after every fresh CPU allocation and reports breaches.
+  uint32_t guard_bytes = 0;
 };
 struct LoadReply {
   bool ok = false;
@@ -124,6 +128,18 @@ struct CallOutputs {
   std::vector<int32_t> alias_previous_call;
 };
 
+// A memory defect the worker saw. Canary breaches need LoadRequest.guard_bytes; a modified input is
+// always reported. offset is in bytes from the buffer's first byte (negative: before it);
+// bytes counts the changed bytes (the first run of them for a canary).
+struct MemoryFinding {
+  enum class Kind : uint8_t { CanaryBefore = 0, CanaryAfter = 1, InputModified = 2 } kind = Kind::CanaryAfter;
+  enum class Buffer : uint8_t { Input = 0, Output = 1, Temporary = 2, Other = 3 } buffer = Buffer::Other;
+  int32_t index = -1;        // input (tensor argument) or output index; -1 for other buffers
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  int64_t buffer_bytes = 0;  // the buffer's size as allocated
+};
+
 struct CaseReply {
   uint64_t case_id = 0;
   int32_t code = 0;          // KernelCallCode
@@ -131,6 +147,10 @@ struct CaseReply {
   std::vector<CallOutputs> calls;  // one per repeat
   bool inputs_unchanged = true;    // every input's storage bytes equal before and after the calls
   double kernel_seconds = 0;       // wall time inside the entry, summed over repeats
+  // LoadRequest.record_ops: every ATen operator the entry invoked (RecordFunction names, e.g.
+  // "aten::sum"), each once, in first-call order, summed over repeats.
+  std::vector<std::string> aten_ops;
+  std::vector<MemoryFinding> memory_findings;  // memory gate: canary breaches, modified inputs
 };
 
 std::string encode(const LoadRequest& m);

@@ -324,6 +324,8 @@ std::string encode(const LoadRequest& m) {
   w.str(m.entry);
   w.u8(m.poison_byte);
   w.u32(uint32_t(m.intra_op_threads));
+  w.u8(m.record_ops);
+  w.u32(m.guard_bytes);
   return std::move(w.bytes());
 }
 bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
@@ -334,6 +336,11 @@ bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
   r.u8(&m->poison_byte);
   r.u32(&threads);
   m->intra_op_threads = int(threads);
+  uint8_t record = 0;
+  r.u8(&record);
+  m->record_ops = record != 0;
+  r.u32(&m->guard_bytes);
+  if (m->guard_bytes % 64 || m->guard_bytes > (1u << 20)) return (*why = "bad guard size", false);
   return finish(r, why);
 }
 
@@ -390,6 +397,17 @@ std::string encode(const CaseReply& m) {
   }
   w.u8(m.inputs_unchanged);
   w.f64(m.kernel_seconds);
+  w.u32(uint32_t(m.aten_ops.size()));
+  for (const std::string& op : m.aten_ops) w.str(op);
+  w.u32(uint32_t(m.memory_findings.size()));
+  for (const MemoryFinding& f : m.memory_findings) {
+    w.u8(uint8_t(f.kind));
+    w.u8(uint8_t(f.buffer));
+    w.u32(uint32_t(f.index));
+    w.i64(f.offset);
+    w.i64(f.bytes);
+    w.i64(f.buffer_bytes);
+  }
   return std::move(w.bytes());
 }
 bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
@@ -430,6 +448,27 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
   r.u8(&unchanged);
   m->inputs_unchanged = unchanged != 0;
   r.f64(&m->kernel_seconds);
+  uint32_t nops = 0;
+  if (!r.u32(&nops) || nops > 65536) return (*why = "bad operator count", false);
+  m->aten_ops.resize(nops);
+  for (std::string& op : m->aten_ops) r.str(&op, 4096);
+  uint32_t nfind = 0;
+  if (!r.u32(&nfind) || nfind > 4096) return (*why = "bad memory finding count", false);
+  m->memory_findings.resize(nfind);
+  for (MemoryFinding& f : m->memory_findings) {
+    uint8_t kind = 0, buffer = 0;
+    uint32_t index = 0;
+    r.u8(&kind);
+    r.u8(&buffer);
+    if (kind > 2 || buffer > 3) return (*why = "bad memory finding", false);
+    f.kind = MemoryFinding::Kind(kind);
+    f.buffer = MemoryFinding::Buffer(buffer);
+    r.u32(&index);
+    f.index = int32_t(index);
+    r.i64(&f.offset);
+    r.i64(&f.bytes);
+    r.i64(&f.buffer_bytes);
+  }
   return finish(r, why);
 }
 

@@ -277,6 +277,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   // Everything the child needs is prepared before clone: between clone and exec only
   // async-signal-safe calls are allowed (this process may have other threads).
   std::vector<std::string> env = scrubbed_env();
+  env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());
   auto envp = cstrs(env);
   const uid_t uid = getuid();
   const gid_t gid = getgid();
@@ -349,6 +350,8 @@ WorkerSession::~WorkerSession() {
   for (int fd : {req_fd_, rep_fd_, capture_fd_, status_fd_})
     if (fd >= 0) ::close(fd);
 }
+
+std::string WorkerSession::captured_output(size_t max_bytes) const { return read_capture_tail(capture_fd_, max_bytes); }
 
 void WorkerSession::kill_now() {
   if (pid_ > 0 && !finished_) {
@@ -448,6 +451,10 @@ Outcome WorkerSession::load(const std::string& so_path, const std::string& entry
   req.entry = entry;
   req.poison_byte = poison;
   req.intra_op_threads = threads;
+  return load(req);
+}
+
+Outcome WorkerSession::load(const wire::LoadRequest& req) {
   wire::write_frame(req_fd_, wire::FrameType::Load, wire::encode(req));
   wire::Frame f;
   std::string why;

@@ -3,35 +3,59 @@
 #include <unistd.h>
 
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
 
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "gauntlet/kernel_abi.h"
 #include "gauntlet/wire.h"
+#include "guarded_alloc.h"
 #include "worker.h"
 
 namespace gauntlet::worker {
 namespace {
 
-// Fills every fresh CPU allocation with a sentinel byte, so an output element the kernel never
-// writes shows up as the sentinel instead of as whatever memory happened to hold.
-struct PoisoningAllocator final : at::Allocator {
-  at::Allocator* base = nullptr;
-  uint8_t byte = 0xA5;
-  at::DataPtr allocate(size_t n) const override {
-    at::DataPtr p = base->allocate(n);
-    if (n && p.get()) std::memset(p.get(), byte, n);
-    return p;
-  }
-  at::DeleterFnPtr raw_deleter() const override { return base->raw_deleter(); }
-};
-PoisoningAllocator g_poison;
-
 constexpr int32_t kWorkerInternalError = 100;
+
+// Records the name of every ATen operator entered while `active` (provenance gate). A global
+// callback, not a thread-local one: operators a kernel runs inside at::parallel_for workers count.
+struct OperatorRecorder {
+  std::mutex mu;
+  bool active = false;
+  std::vector<std::string> names;  // first-seen order, each once
+  void note(const char* name) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!active) return;
+    for (const std::string& n : names)
+      if (n == name) return;
+    names.emplace_back(name);
+  }
+  void set_active(bool on) {
+    std::lock_guard<std::mutex> lock(mu);
+    active = on;
+  }
+  std::vector<std::string> take() {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::move(names);
+  }
+};
+OperatorRecorder g_ops;
+bool g_record_ops = false;
+
+void install_operator_recorder() {
+  at::addGlobalCallback(at::RecordFunctionCallback(
+                            [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+                              g_ops.note(fn.name());
+                              return nullptr;
+                            })
+                            .needsInputs(false)
+                            .scopes({at::RecordScope::FUNCTION}));
+}
 
 bool reply(wire::FrameType t, const std::string& payload) { return wire::write_frame(kReplyFd, t, payload); }
 
@@ -77,6 +101,8 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
     }
   }
   double seconds = 0;
+  begin_case();  // memory gate: canary breaches are reported per case
+  if (g_record_ops) g_ops.take();  // nothing of an earlier failed case carries over
   // The previous call's outputs stay alive until the next call has returned, so storage they share
   // with it was handed out again by the kernel, not recycled by the allocator.
   std::vector<at::Tensor> previous;
@@ -84,7 +110,9 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
     std::vector<at::Tensor> outs;
     std::string error;
     auto t0 = std::chrono::steady_clock::now();
+    if (g_record_ops) g_ops.set_active(true);
     int code = entry.invoke(&args, &outs, &error);
+    if (g_record_ops) g_ops.set_active(false);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (code != kCallOk) {
       rep.code = code;
@@ -118,11 +146,15 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
       co.outputs.push_back(t.cpu().contiguous().clone());
     }
     rep.calls.push_back(std::move(co));
+    if (guards_enabled())  // while this call's outputs are alive, so breaches name them
+      for (const wire::MemoryFinding& f : check_guards(inputs, outs)) rep.memory_findings.push_back(f);
     previous = std::move(outs);
   }
   for (size_t j = 0; j < inputs.size(); ++j)
     if (storage_bytes(inputs[j]) != before[j]) rep.inputs_unchanged = false;
+  if (!rep.inputs_unchanged) note_modified_inputs(inputs, before, &rep.memory_findings);
   rep.kernel_seconds = seconds;
+  if (g_record_ops) rep.aten_ops = g_ops.take();
   return rep;
 }
 
@@ -141,9 +173,10 @@ int serve(const SandboxPolicy& policy) {
     return (send_load_reply(false, "harness: sandbox setup failed: " + error, "", ""), 3);
 
   at::set_num_threads(std::max(1, load.intra_op_threads));
-  g_poison.base = c10::GetCPUAllocator();
-  g_poison.byte = load.poison_byte;
-  c10::SetCPUAllocator(&g_poison, /*priority=*/100);
+  // Fresh memory reads as the poison byte (unwritten outputs show); guarded when the memory gate asks.
+  install_allocator(load.poison_byte, load.guard_bytes);
+  g_record_ops = load.record_ops;
+  if (g_record_ops) install_operator_recorder();
 
   void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return (send_load_reply(false, std::string("dlopen failed: ") + dlerror(), "", notes), 4);
