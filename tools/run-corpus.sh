@@ -5,6 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$(nproc)" --target gauntlet gauntlet-worker
+cmake --build build -j"$(nproc)" --target gauntlet gauntlet-worker gauntlet_gate_table
 mkdir -p gauntlet-out
-build/gauntlet selftest --timeout 10 --memory-limit 1G --json gauntlet-out/corpus.json "$@"
+rc=0
+build/gauntlet selftest --timeout 10 --memory-limit 1G --json gauntlet-out/corpus.json "$@" || rc=$?
+# The per-gate table of planted bugs (docs/gate-table.md is this, committed).
+if [ -s gauntlet-out/corpus.json ]; then
+  build/gauntlet_gate_table gauntlet-out/corpus.json -o gauntlet-out/gate-table.md &&
+    echo "per-gate table: gauntlet-out/gate-table.md"
+fi
+exit "$rc"

@@ -77,7 +77,13 @@ std::unique_ptr<Gate> make_gate(const std::string& name);
 // --- helpers shared by gates (src/parent/gate_support.cpp) ---
 
 // A fresh child with the kernel loaded, or a verdict explaining why not (load-error, ...).
-std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed);
+// `entry`: the entry to load when not the manifest's forward entry (the gradients gate's backward).
+std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed,
+                                            const std::string& entry = "");
+// The same with the load request's other fields chosen by the caller (allocator poison, threads,
+// operator recording, guard bytes); an empty so_path or entry means the context's.
+std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::string& gate, GateVerdict* failed,
+                                                 wire::LoadRequest request);
 // Materializes the case, runs the oracle and the kernel once (`repeat` calls).
 CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat = 1);
 // A verdict for a kernel outcome that is not Ok (error with its category, or harness-error).

@@ -32,7 +32,17 @@ Status status_for(Outcome::Kind kind) {
   }
 }
 
-std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed) {
+std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed,
+                                            const std::string& entry) {
+  wire::LoadRequest request;
+  request.entry = entry;
+  return open_session_with(ctx, gate, failed, request);
+}
+
+std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::string& gate, GateVerdict* failed,
+                                                 wire::LoadRequest request) {
+  if (request.so_path.empty()) request.so_path = ctx.so_path;
+  if (request.entry.empty()) request.entry = ctx.manifest.entry;
   const int64_t t0 = wire::now_ms();
   struct AddSpawn {
     GateContext& ctx;
@@ -49,7 +59,7 @@ std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string&
     return nullptr;
   }
   ctx.sandbox_note = ctx.launcher.isolation_note();
-  Outcome o = s->load(ctx.so_path, ctx.manifest.entry);
+  Outcome o = s->load(request);
   if (o.kind != Outcome::Kind::Ok) {
     failed->status = status_for(o.kind);
     failed->category = o.category;
@@ -114,6 +124,7 @@ std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRu
   j["kernel"] = {{"source", ctx.manifest.source},
                  {"sha256", ctx.kernel_hash},
                  {"entry", ctx.manifest.entry},
+                 {"backward", ctx.manifest.backward_entry},
                  {"device", ctx.manifest.device},
                  {"manifest", ctx.manifest.manifest_path}};
   j["gate"] = gate;

@@ -1,0 +1,250 @@
+// Gate 12, provenance: the kernel computes the result itself (no forbidden ATen operator) and its output follows its inputs.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "gauntlet/gate.h"
+#include "gauntlet/judge.h"
+#include "gauntlet/rng.h"
+
+namespace gauntlet {
+namespace {
+
+// Single-element changes tried per floating input and case; each must move the oracle's output
+// beyond the tolerance, or it is not evidence (relu of a negative number, a non-maximal element).
+constexpr int kPerturbationsPerInput = 2;
+constexpr int kPositionsTried = 8;
+constexpr int kCasesPerDtype = 2;  // times --budget
+
+bool is_floating(DType d) { return d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16 || d == DType::Float64; }
+
+// A value clearly different from `old` in the input's domain, exact in the dtype after rounding.
+double perturbed_value(double old, bool positive) {
+  const double step = std::max(0.75, std::fabs(old));
+  if (positive) return std::fabs(old) + step;
+  return old >= 0 ? old - 2 * step : old + 2 * step;
+}
+
+struct Judged {
+  bool pass = true;
+  Judgement j;
+  std::string output;
+};
+
+class ProvenanceGate : public Gate {
+ public:
+  std::string name() const override { return "provenance"; }
+
+  GateVerdict run(GateContext& ctx) override {
+    GateVerdict failed;
+    auto session = open_recording(ctx, &failed);
+    if (!session) return failed;
+    State st;
+    int index = 0;
+    for (size_t d = 0; d < ctx.space.dtypes().size(); ++d) {
+      for (int k = 0; k < kCasesPerDtype * ctx.budget; ++k, ++index) {
+        Case c;
+        std::string error;
+        const uint64_t seed = ctx.case_seed(name(), uint64_t(index));
+        if (!ctx.space.typical_case(uint64_t(k) * 3 + d, ctx.space.dtypes()[d], Distribution::Normal, seed, &c, &error))
+          continue;
+        c.index = uint64_t(index);
+        GateVerdict v = check_case(ctx, *session, c, seed, &st);
+        if (v.status != Status::Pass) return finish(v, st);
+      }
+    }
+    GateVerdict v;
+    v.name = name();
+    if (st.cases == 0) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "no case could be generated for this kernel's contract";
+      return v;
+    }
+    v.message = std::to_string(st.cases) + " cases, no forbidden operator";
+    if (st.followed > 0)
+      v.message += "; the output followed " + std::to_string(st.followed) + " single-element input changes";
+    else
+      v.message += "; no single-element input change moved the reference beyond tolerance (dependence unchecked)";
+    return finish(v, st);
+  }
+
+  // Replays one case. A perturbed case (a floating input with a pinned element) runs after its
+  // unperturbed base in the same child, as in the gate, since a kernel caching on part of its
+  // input only shows itself in that order.
+  GateVerdict check_one(GateContext& ctx, const Case& c) override {
+    GateVerdict failed;
+    auto session = open_recording(ctx, &failed);
+    if (!session) return failed;
+    State st;
+    Case base = c;
+    int perturbed = -1;
+    for (size_t i = 0; i < base.tensors.size(); ++i)
+      if (!base.tensors[i].specials.empty()) {
+        base.tensors[i].specials.clear();
+        perturbed = int(i);
+      }
+    if (perturbed < 0) return finish(check_base(ctx, *session, c, &st, nullptr), st);
+    CaseRun base_run;
+    GateVerdict v = check_base(ctx, *session, base, &st, &base_run);
+    if (v.status != Status::Pass) return finish(v, st);
+    return finish(check_perturbed(ctx, *session, base_run, c, size_t(perturbed), &st), st);
+  }
+
+ private:
+  struct State {
+    int cases = 0;
+    int followed = 0;
+    std::vector<std::string> ops;  // union over cases, first-seen order
+  };
+
+  std::unique_ptr<WorkerSession> open_recording(GateContext& ctx, GateVerdict* failed) {
+    wire::LoadRequest request;
+    request.record_ops = true;
+    return open_session_with(ctx, name(), failed, request);
+  }
+
+  GateVerdict finish(GateVerdict v, const State& st) {
+    v.name = name();
+    v.cases = st.cases;
+    v.evidence["aten_ops"] = st.ops;
+    v.evidence["dependence_checks"] = st.followed;
+    return v;
+  }
+
+  GateVerdict fail(GateContext& ctx, const CaseRun& run, Category category, const std::string& message,
+                   const nlohmann::json& evidence = nlohmann::json::object()) {
+    GateVerdict v;
+    v.name = name();
+    v.status = Status::Fail;
+    v.category = category;
+    v.message = message;
+    v.evidence = evidence;
+    note_outputs(v, run);
+    v.replay = write_replay(ctx, name(), run, v);
+    return v;
+  }
+
+  // Every output against the oracle under the schema's tolerance for the case's dtype.
+  Judged judge(GateContext& ctx, const Case& c, const std::vector<at::Tensor>& outs, const OracleResult& oracle) {
+    Judged r;
+    auto tol = ctx.schema.tolerance.find(c.tensors.at(0).dtype);
+    if (tol == ctx.schema.tolerance.end()) return r;  // the accuracy gate reports the missing tolerance
+    const int64_t K = reduction_terms(ctx.schema, c);
+    for (size_t i = 0; i < oracle.outputs.size() && i < outs.size(); ++i) {
+      const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output";
+      const at::Tensor scale = i < oracle.scales.size() ? oracle.scales[i] : at::Tensor();
+      if (outs[i].sizes() != oracle.outputs[i].sizes()) continue;  // the contract gate's finding
+      Judgement j = judge_output(oname, outs[i], oracle.outputs[i], scale, expected_output_dtype(ctx.schema, i, c),
+                                 tol->second, K);
+      if (!j.pass) return Judged{false, j, oname};
+    }
+    return r;
+  }
+
+  // Runs a case, records its operators, fails on a forbidden one or a wrong result.
+  GateVerdict check_base(GateContext& ctx, WorkerSession& session, const Case& c, State* st, CaseRun* out) {
+    CaseRun run = run_case(ctx, session, c);
+    ++st->cases;
+    if (run.outcome.kind != Outcome::Kind::Ok) {
+      GateVerdict v = verdict_from_outcome(name(), run);
+      v.replay = write_replay(ctx, name(), run, v);
+      return v;
+    }
+    std::vector<std::string> forbidden;
+    for (const std::string& op : run.outcome.reply.aten_ops) {
+      if (std::find(st->ops.begin(), st->ops.end(), op) == st->ops.end()) st->ops.push_back(op);
+      if (std::find(ctx.schema.forbidden_ops.begin(), ctx.schema.forbidden_ops.end(), op) !=
+          ctx.schema.forbidden_ops.end())
+        forbidden.push_back(op);
+    }
+    if (!forbidden.empty()) {
+      std::string list;
+      for (const std::string& f : forbidden) list += (list.empty() ? "" : ", ") + f;
+      return fail(ctx, run, Category::WrongResult,
+                  "case " + c.label + ": the kernel calls " + list + ", which the " + ctx.schema.name +
+                      " schema forbids (the library's own implementation of the op): it does not compute the result itself",
+                  {{"forbidden_ops_called", forbidden}, {"aten_ops", run.outcome.reply.aten_ops}});
+    }
+    Judged j = judge(ctx, c, run.outcome.reply.calls.at(0).outputs, run.oracle);
+    if (!j.pass)
+      return fail(ctx, run, Category::WrongResult, "case " + c.label + ": " + j.j.message,
+                  {{"got", j.j.got}, {"expected", j.j.expected}, {"error", j.j.error}, {"allowed", j.j.allowed}});
+    if (out) *out = std::move(run);
+    GateVerdict v;
+    v.name = name();
+    return v;
+  }
+
+  // Runs `perturbed` (the base case with one element of input `which` changed) right after its base
+  // in the same child: its output must match the oracle on the new inputs.
+  GateVerdict check_perturbed(GateContext& ctx, WorkerSession& session, const CaseRun& base, const Case& perturbed,
+                              size_t which, State* st) {
+    CaseRun run = run_case(ctx, session, perturbed);
+    ++st->cases;
+    if (run.outcome.kind != Outcome::Kind::Ok) {
+      GateVerdict v = verdict_from_outcome(name(), run);
+      v.replay = write_replay(ctx, name(), run, v);
+      return v;
+    }
+    const auto& got = run.outcome.reply.calls.at(0).outputs;
+    Judged j = judge(ctx, perturbed, got, run.oracle);
+    if (j.pass) {
+      ++st->followed;
+      GateVerdict v;
+      v.name = name();
+      return v;
+    }
+    const auto& before = base.outcome.reply.calls.at(0).outputs;
+    bool unchanged = before.size() == got.size();
+    for (size_t i = 0; unchanged && i < got.size(); ++i)
+      unchanged = got[i].sizes() == before[i].sizes() && got[i].dtype() == before[i].dtype() && at::equal(got[i], before[i]);
+    const TensorRecipe& r = perturbed.tensors.at(which);
+    const auto& [idx, value] = r.specials.back();
+    const double old = base.inputs.at(which).contiguous().reshape({-1})[idx].item<double>();
+    const std::string change = r.name + index_text(base.inputs.at(which).sizes(), idx) + " from " +
+                               std::to_string(old) + " to " + std::to_string(value);
+    const std::string what =
+        unchanged ? "the output did not change at all when " + change +
+                        " (the reference did): the result ignores that input or comes from a cache keyed on part of it"
+                  : "after " + change + " the output is wrong: " + j.j.message;
+    return fail(ctx, run, Category::WrongResult, "case " + perturbed.label + ": " + what,
+                {{"input", r.name}, {"flat_index", idx}, {"old", old}, {"new", value}, {"output_unchanged", unchanged},
+                 {"got", j.j.got}, {"expected", j.j.expected}});
+  }
+
+  // The base case, then single-element changes of each floating input that the reference notices.
+  GateVerdict check_case(GateContext& ctx, WorkerSession& session, const Case& c, uint64_t seed, State* st) {
+    CaseRun base;
+    GateVerdict v = check_base(ctx, session, c, st, &base);
+    if (v.status != Status::Pass) return v;
+    for (size_t t = 0; t < c.tensors.size(); ++t) {
+      const TensorRecipe& r = c.tensors[t];
+      const int64_t n = base.inputs[t].numel();
+      if (!is_floating(r.dtype) || r.distribution == Distribution::Index || n == 0) continue;
+      const at::Tensor flat = base.inputs[t].contiguous().reshape({-1}).to(at::kDouble);
+      int done = 0;
+      for (int attempt = 0; attempt < kPositionsTried && done < kPerturbationsPerInput; ++attempt) {
+        // The last element first (a cache keyed on leading elements, a loop that stops short), then random ones.
+        const int64_t idx = attempt == 0 ? n - 1 : int64_t(rng::below(seed, 0x50524F56ull + t, uint64_t(attempt), uint64_t(n)));
+        Case p = c;
+        p.tensors[t].specials.push_back({idx, perturbed_value(flat[idx].item<double>(), r.positive)});
+        p.label = c.label + " with " + r.name + "[" + std::to_string(idx) + "] changed";
+        // Only changes the reference notices beyond the tolerance are evidence of dependence.
+        const std::vector<at::Tensor> inputs = materialize_all(p);
+        const OracleResult moved = run_oracle(ctx.schema.oracle, inputs, p.attrs);
+        if (!moved.ok() || judge(ctx, p, base.outcome.reply.calls.at(0).outputs, moved).pass) continue;
+        ++done;
+        GateVerdict pv = check_perturbed(ctx, session, base, p, t, st);
+        if (pv.status != Status::Pass) return pv;
+      }
+    }
+    return v;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_provenance_gate() { return std::make_unique<ProvenanceGate>(); }
+
+}  // namespace gauntlet

@@ -1,0 +1,102 @@
+// Tests of tools/gate_table (docs/gate-table.md's generator) and of the committed table's agreement with the corpus.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.h"
+
+using namespace gauntlet::e2e;
+
+namespace {
+
+int run_table(const std::string& args) {
+  const int rc = std::system((std::string(GAUNTLET_GATE_TABLE_BIN) + " " + args + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+nlohmann::json kernel(const std::string& manifest, const std::string& verdict, nlohmann::json gates,
+                      nlohmann::json expected, const std::string& kb) {
+  return {{"manifest", manifest}, {"op", "sum"},    {"verdict", verdict}, {"seed", 1},
+          {"gates", gates},       {"selftest", {{"expected", expected}, {"mismatches", nlohmann::json::array()}, {"kbcheck", kb}}}};
+}
+
+TEST(GateTable, RendersEachGatesBugsWithBothVerdicts) {
+  const std::string dir = temp_dir();
+  nlohmann::json report = nlohmann::json::array();
+  report.push_back(kernel("controls/sum.json", "pass",
+                          {{{"name", "accuracy"}, {"status", "pass"}}, {{"name", "gradients"}, {"status", "skip"}}},
+                          {{"verdict", "pass"}}, ""));
+  report.push_back(kernel("bugs/provenance/sum_library_call.json", "fail",
+                          {{{"name", "accuracy"}, {"status", "pass"}},
+                           {{"name", "provenance"}, {"status", "fail"}, {"category", "wrong-result"}},
+                           {{"name", "memory"}, {"status", "fail"}, {"category", "wrong-result"}}},
+                          {{"verdict", "fail"},
+                           {"gates", {{"provenance", {{"status", "fail"}}}, {"memory", {{"status", "fail"}}}}},
+                           {"bug", "Calls at::sum. The rest of the story is in the manifest."}},
+                          "accept"));
+  write_file(dir + "/report.json", report.dump());
+  ASSERT_EQ(run_table(dir + "/report.json -o " + dir + "/table.md"), 0);
+  const std::string md = read_file(dir + "/table.md");
+  EXPECT_NE(md.find("Correct controls: 1 of 1 pass every gate"), std::string::npos) << md;
+  EXPECT_NE(md.find("| provenance | 1 | 1 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| accumulation | 0 | 0 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("## provenance"), std::string::npos);
+  // The row: the bug's first sentence, the KernelBench-style word, gauntlet's, and the other gate.
+  EXPECT_NE(md.find("| `bugs/provenance/sum_library_call.json` | sum | Calls at::sum. | accept | fail (wrong-result) | memory |"),
+            std::string::npos)
+      << md;
+}
+
+TEST(GateTable, BadInputGetsOneLineErrorAndExit2) {
+  const std::string dir = temp_dir();
+  EXPECT_EQ(run_table(dir + "/missing.json"), 2);
+  write_file(dir + "/bad.json", "{not json");
+  EXPECT_EQ(run_table(dir + "/bad.json"), 2);
+  write_file(dir + "/obj.json", "{}");
+  EXPECT_EQ(run_table(dir + "/obj.json"), 2);
+  EXPECT_EQ(run_table(""), 2);
+}
+
+void bug_manifests(const std::string& dir, const std::string& rel, std::vector<std::string>* out) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    if (e->d_type == DT_DIR) bug_manifests(dir + "/" + n, rel + n + "/", out);
+    else if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out->push_back(rel + n);
+  }
+  closedir(d);
+}
+
+// The committed table was generated from the current corpus: every planted bug has its row under
+// every gate its manifest declares failing (regenerate with tools/gate-table.sh).
+TEST(GateTable, CommittedTableCoversEveryPlantedBug) {
+  const std::string md = read_file(source_dir() + "/docs/gate-table.md");
+  ASSERT_FALSE(md.empty()) << "docs/gate-table.md is missing: run tools/gate-table.sh";
+  std::vector<std::string> manifests;
+  bug_manifests(source_dir() + "/corpus/bugs", "bugs/", &manifests);
+  ASSERT_GE(manifests.size(), 24u);
+  for (const std::string& m : manifests) {
+    std::ifstream in(source_dir() + "/corpus/" + m);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    for (const auto& [gate, rule] : j["expect"].value("gates", nlohmann::json::object()).items()) {
+      if (rule.value("status", "") != "fail") continue;
+      const size_t section = md.find("\n## " + gate + "\n");
+      ASSERT_NE(section, std::string::npos) << "no section for gate " << gate;
+      const size_t next = md.find("\n## ", section + 1);
+      const std::string body = md.substr(section, next == std::string::npos ? std::string::npos : next - section);
+      EXPECT_NE(body.find("`" + m + "`"), std::string::npos) << m << " missing under " << gate;
+    }
+  }
+  EXPECT_EQ(md.find("NOT as declared"), std::string::npos) << "the committed table records a mismatch";
+}
+
+}  // namespace

@@ -1,0 +1,54 @@
+// Test helper: a corpus kernel built and ready for one gate's run in the real sandbox.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "gauntlet/builder.h"
+#include "gauntlet/gate.h"
+
+namespace gauntlet::testing {
+
+inline OpSchema load_test_schema(const std::string& op) {
+  std::vector<SchemaIssue> issues;
+  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
+  EXPECT_TRUE(s) << op;
+  return s ? *s : OpSchema{};
+}
+
+// `rel_manifest` is relative to corpus/ (e.g. "controls/sum.json"); replay files go to a
+// temporary folder removed with the object.
+struct CorpusKernelRun {
+  OpSchema schema;
+  KernelManifest manifest;
+  BuildResult build;
+  std::unique_ptr<CaseSpace> space;
+  Launcher launcher{SandboxOptions{}};
+  std::string replay_dir;
+  std::unique_ptr<GateContext> ctx;
+
+  explicit CorpusKernelRun(const std::string& rel_manifest, uint64_t seed = 5) {
+    std::string error;
+    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
+    EXPECT_TRUE(m) << error;
+    if (m) manifest = *m;
+    schema = load_test_schema(manifest.op);
+    BuildRequest req;
+    req.source_path = manifest.source;
+    req.entries = {manifest.entry};
+    if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
+    build = build_kernel(req, default_build_config());
+    EXPECT_TRUE(build.ok) << build.error;
+    space = std::make_unique<CaseSpace>(schema, manifest);
+    char tmpl[] = "/tmp/gauntlet-gate-test-XXXXXX";
+    replay_dir = mkdtemp(tmpl);
+    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
+                                                    build.source_hash, "", seed, 1, replay_dir, ""});
+  }
+  ~CorpusKernelRun() { std::filesystem::remove_all(replay_dir); }
+};
+
+}  // namespace gauntlet::testing

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Regenerates docs/gate-table.md from the corpus: runs `gauntlet selftest --json` (or renders a
+# report given as $1) through tools/gate_table. The table is never edited by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+report=${1:-}
+if [ -z "$report" ]; then
+  cmake --build "$BUILD" -j"$(nproc)" --target gauntlet gauntlet-worker gauntlet_gate_table
+  mkdir -p gauntlet-out
+  report=gauntlet-out/corpus.json
+  # A kernel that is not as declared still gets its row, marked "NOT as declared".
+  "$BUILD"/gauntlet selftest --timeout 10 --memory-limit 1G --json "$report" || true
+else
+  cmake --build "$BUILD" --target gauntlet_gate_table
+fi
+"$BUILD"/gauntlet_gate_table "$report" -o docs/gate-table.md
+echo "wrote docs/gate-table.md from $report"
