@@ -129,3 +129,72 @@ torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& weight, const
   });
   return out;
 }
+
+// Backward of layer_norm (gradients gate; calling convention in docs/schema-format.md): the
+// forward's arguments, then the output gradient g; returns {dx, dweight, dbias}. Per row, with
+// xhat = (x - mean) * rstd and wg = weight * g:
+//   dx = rstd * (wg - mean(wg) - xhat * mean(wg * xhat)),  dweight = sum_rows g * xhat,  dbias = sum_rows g.
+// Statistics and sums in double (error-free), each gradient element rounded once.
+std::vector<torch::Tensor> backward(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                    double eps, const torch::Tensor& grad_y) {
+  check_float_cpu(x);
+  check_float_cpu(weight);
+  check_float_cpu(bias);
+  check_float_cpu(grad_y);
+  check_same_dtype(x, weight);
+  check_same_dtype(x, bias);
+  check_same_dtype(x, grad_y);
+  TORCH_CHECK(x.dim() >= 1, "layer_norm: x must have at least one dimension");
+  const int64_t D = x.size(-1);
+  TORCH_CHECK(weight.dim() == 1 && weight.size(0) == D, "layer_norm: weight must be 1-D of length D");
+  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == D, "layer_norm: bias must be 1-D of length D");
+  TORCH_CHECK(grad_y.sizes() == x.sizes(), "layer_norm backward: grad_y must have x's shape");
+  const torch::Tensor xc = x.contiguous();
+  const torch::Tensor wc = weight.contiguous();
+  const torch::Tensor gc = grad_y.contiguous();
+  torch::Tensor dx = torch::empty(xc.sizes(), xc.options());
+  torch::Tensor dw = torch::empty({D}, xc.options());
+  torch::Tensor db = torch::empty({D}, xc.options());
+  const int64_t rows = D == 0 ? 0 : xc.numel() / D;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "layer_norm_control_backward", [&] {
+    const scalar_t* in = xc.data_ptr<scalar_t>();
+    const scalar_t* pw = wc.data_ptr<scalar_t>();
+    const scalar_t* pg = gc.data_ptr<scalar_t>();
+    std::vector<Acc> sw(static_cast<size_t>(D)), sb(static_cast<size_t>(D));
+    std::vector<double> xhat(static_cast<size_t>(D));
+    for (int64_t r = 0; r < rows; ++r) {
+      const scalar_t* row = in + r * D;
+      const scalar_t* g = pg + r * D;
+      Acc s;
+      for (int64_t j = 0; j < D; ++j) s.add(static_cast<double>(row[j]));
+      const double mean = s.value() / static_cast<double>(D);
+      Acc q;
+      for (int64_t j = 0; j < D; ++j) {
+        const double c = static_cast<double>(row[j]) - mean;
+        q.add(c * c);
+      }
+      const double rstd = 1.0 / std::sqrt(q.value() / static_cast<double>(D) + eps);
+      Acc a, b;  // sum(wg), sum(wg * xhat)
+      for (int64_t j = 0; j < D; ++j) {
+        xhat[j] = (static_cast<double>(row[j]) - mean) * rstd;
+        const double gj = static_cast<double>(g[j]);
+        const double wg = static_cast<double>(pw[j]) * gj;
+        a.add(wg);
+        b.add(wg * xhat[j]);
+        sw[j].add(gj * xhat[j]);
+        sb[j].add(gj);
+      }
+      const double ma = a.value() / static_cast<double>(D), mb = b.value() / static_cast<double>(D);
+      scalar_t* o = dx.data_ptr<scalar_t>() + r * D;
+      for (int64_t j = 0; j < D; ++j)
+        o[j] = round_out<scalar_t>(rstd * (static_cast<double>(pw[j]) * static_cast<double>(g[j]) - ma - xhat[j] * mb));
+    }
+    scalar_t* ow = dw.data_ptr<scalar_t>();
+    scalar_t* ob = db.data_ptr<scalar_t>();
+    for (int64_t j = 0; j < D; ++j) {
+      ow[j] = round_out<scalar_t>(sw[j].value());
+      ob[j] = round_out<scalar_t>(sb[j].value());
+    }
+  });
+  return {dx, dw, db};
+}

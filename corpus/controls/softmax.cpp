@@ -129,3 +129,48 @@ torch::Tensor forward(const torch::Tensor& x, int64_t dim) {
   });
   return out;
 }
+
+// Backward of softmax (gradients gate; calling convention in docs/schema-format.md): the forward's
+// arguments, then the output gradient g; returns dx = y * (g - sum_dim(y * g)), the vector-Jacobian
+// product of softmax. y is recomputed in double from x (never the rounded forward output) and the dot
+// product is error-free, so each gradient element is rounded once.
+torch::Tensor backward(const torch::Tensor& x, int64_t dim, const torch::Tensor& grad_y) {
+  check_float_cpu(x);
+  check_float_cpu(grad_y);
+  check_same_dtype(x, grad_y);
+  TORCH_CHECK(grad_y.sizes() == x.sizes(), "softmax backward: grad_y must have x's shape");
+  const int64_t d = wrap_dim(dim, x.dim());
+  const torch::Tensor xc = x.contiguous();
+  const torch::Tensor gc = grad_y.contiguous();
+  const Split sp = split_at(xc.sizes(), d);
+  torch::Tensor dx = torch::empty(xc.sizes(), xc.options());
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "softmax_control_backward", [&] {
+    const scalar_t* in = xc.data_ptr<scalar_t>();
+    const scalar_t* g = gc.data_ptr<scalar_t>();
+    scalar_t* o = dx.data_ptr<scalar_t>();
+    std::vector<double> y(static_cast<size_t>(sp.K));
+    for (int64_t p = 0; p < sp.outer; ++p) {
+      for (int64_t i = 0; i < sp.inner; ++i) {
+        const int64_t base = p * sp.K * sp.inner + i;
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t k = 0; k < sp.K; ++k) {
+          const double v = static_cast<double>(in[base + k * sp.inner]);
+          if (std::isnan(m)) break;
+          if (std::isnan(v) || v > m) m = v;
+        }
+        Acc denom;
+        for (int64_t k = 0; k < sp.K; ++k) denom.add(std::exp(static_cast<double>(in[base + k * sp.inner]) - m));
+        const double s = denom.value();
+        Acc dot;
+        for (int64_t k = 0; k < sp.K; ++k) {
+          y[k] = std::exp(static_cast<double>(in[base + k * sp.inner]) - m) / s;
+          dot.add(y[k] * static_cast<double>(g[base + k * sp.inner]));
+        }
+        const double yg = dot.value();
+        for (int64_t k = 0; k < sp.K; ++k)
+          o[base + k * sp.inner] = round_out<scalar_t>(y[k] * (static_cast<double>(g[base + k * sp.inner]) - yg));
+      }
+    }
+  });
+  return dx;
+}

@@ -33,7 +33,24 @@ enum class Distribution {
   NearMinNormal,  // magnitudes in [min_normal/2, 4*min_normal], random sign
   LargeLogits,  // U(-1,1) * min(1e4, max_finite/4) + shifts: overflows exp without max-subtraction
   TinySpread,   // 1 + N(0,1)*1e-3 * ulp-ish spread: tiny variance around a large mean (norms)
+  // Adversarial reductions for the accumulation gate (P = the dtype's precision in bits). The first
+  // three are laid out along the recipe's `axis` (each line along it is one "row"):
+  Swamp,            // one large value +-2^(6..9) early in the row, the rest small values of the same
+                    // sign 2^-(P+1+rung) times it (rung = row % 8): each is below half an ulp of the
+                    // large one, so a dtype-precision running sum drops them all
+  Cancellation,     // first half one-signed [1,2)*2^(0..3), second half the mirrored negatives plus a
+                    // few ulps: the exact sum is tiny next to the partial sums
+  PartialOverflow,  // Cancellation scaled so the first half sums to ~3x the dtype's max_finite: the
+                    // partial sums overflow the dtype while the exact result fits
+  IntegerExact,     // integers in [-7, 16]: products and sums exact in a float32 accumulator
+  SmallIntegers,    // integers in [0, 3]: IntegerExact's partner in dot products (sums stay finite in
+                    // float16 yet pass 2048, where float16 stops holding every integer)
+  NearEqual,        // U(-1,1)/8: near-equal logits (a float16 running sum of exp stalls at 2048)
+  LargeMean,        // 64 + N(0,1): rows whose sum and sum of squares overflow float16
+  NearOne,          // 1 + U[0,1): the partner operand of a dot product under test
 };
+// True for the distributions whose values depend on the position along TensorRecipe::axis.
+bool distribution_uses_axis(Distribution d);
 const char* distribution_name(Distribution d);
 bool distribution_from_name(const std::string& n, Distribution* d);
 // The distributions the accuracy gate sweeps.
@@ -54,6 +71,9 @@ struct TensorRecipe {
   std::string layout = "contiguous";
   // Special values placed after generation: (flat logical index, value), e.g. NaN or -inf.
   std::vector<std::pair<int64_t, double>> specials;
+  // The dim the row-structured distributions (distribution_uses_axis) lie along; negative counts
+  // from the end. Replay files carry it only for those distributions (absent: -1).
+  int64_t axis = -1;
   uint64_t seed = 0;
   uint64_t stream = 0;
 };

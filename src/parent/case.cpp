@@ -20,7 +20,44 @@ const std::pair<Distribution, const char*> kDistNames[] = {
     {Distribution::Subnormal, "subnormal"},   {Distribution::NearMax, "near-max"},
     {Distribution::NearMinNormal, "near-min-normal"}, {Distribution::LargeLogits, "large-logits"},
     {Distribution::TinySpread, "tiny-spread"},
+    {Distribution::Swamp, "swamp"},           {Distribution::Cancellation, "cancellation"},
+    {Distribution::PartialOverflow, "partial-overflow"}, {Distribution::IntegerExact, "integer-exact"},
+    {Distribution::NearEqual, "near-equal"},  {Distribution::LargeMean, "large-mean"},
+    {Distribution::NearOne, "near-one"},     {Distribution::SmallIntegers, "small-integers"},
 };
+
+// Element k of row `row` (a line along the recipe's axis, of length K) of a row-structured
+// distribution, already representable in the dtype.
+double draw_along(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_t row, int64_t k, int64_t K) {
+  const num::DTypeLimits lim = num::limits(dtype);
+  const int precision = lim.mantissa_bits + 1;
+  const double sign = rng::uniform01(seed, stream + 0x5000, row) < 0.5 ? -1.0 : 1.0;
+  if (d == Distribution::Swamp) {
+    // The large value first in even rows, somewhere in the first half in odd ones.
+    const int64_t at = row % 2 ? int64_t(rng::below(seed, stream + 0x5100, row, uint64_t(std::max<int64_t>(1, K / 2)))) : 0;
+    const double large = std::ldexp(1.0, 6 + int(rng::below(seed, stream + 0x5200, row, 4)));
+    if (k == at) return sign * large;
+    const int rung = int(row % 8);
+    const double small = large * std::ldexp(1.0 + rng::uniform01(seed, stream, uint64_t(row * K + k)), -(precision + 1 + rung));
+    return num::round_to(dtype, sign * small);
+  }
+  // Cancellation and PartialOverflow: v_m = magnitude*[1,2) in the first half, -v_m + delta at the mirrored
+  // position K-1-m, delta a few ulps of v_m: the exact sum is the deltas'.
+  double magnitude = std::ldexp(1.0, int(rng::below(seed, stream + 0x5200, row, 4)));
+  if (d == Distribution::PartialOverflow) {
+    // One-signed half sums to ~(K/2)*1.5*magnitude >= 3*max_finite; the exact result is ~sqrt(K) deltas.
+    const double m = std::min(lim.max_finite / 4, lim.max_finite * 8 / double(std::max<int64_t>(K, 1)));
+    magnitude = std::ldexp(1.0, std::ilogb(m));
+  }
+  auto first_half = [&](int64_t m) {
+    return num::round_to(dtype, sign * magnitude * (1.0 + rng::uniform01(seed, stream, uint64_t(row * K + m))));
+  };
+  const int64_t half = K / 2;
+  const double delta = magnitude * std::ldexp(rng::normal(seed, stream + 0x5300, uint64_t(row * K + k)), 2 - precision);
+  if (k < half) return first_half(k);
+  if (K % 2 && k == half) return num::round_to(dtype, delta);
+  return num::round_to(dtype, -first_half(K - 1 - k) + delta);
+}
 
 // One element of a real distribution, before rounding to the dtype.
 double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_t i) {
@@ -55,11 +92,23 @@ double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_
     }
     case Distribution::Uniform01: return rng::uniform01(seed, stream, i);
     case Distribution::Index: return 0;
+    case Distribution::IntegerExact: return double(int64_t(rng::below(seed, stream, i, 24)) - 7);
+    case Distribution::SmallIntegers: return double(rng::below(seed, stream, i, 4));
+    case Distribution::NearEqual: return rng::uniform_pm1(seed, stream, i) / 8;
+    case Distribution::LargeMean: return 64.0 + rng::normal(seed, stream, i);
+    case Distribution::NearOne: return 1.0 + rng::uniform01(seed, stream, i);
+    case Distribution::Swamp:
+    case Distribution::Cancellation:
+    case Distribution::PartialOverflow: return 0;  // drawn along the axis (draw_along)
   }
   return 0;
 }
 
 }  // namespace
+
+bool distribution_uses_axis(Distribution d) {
+  return d == Distribution::Swamp || d == Distribution::Cancellation || d == Distribution::PartialOverflow;
+}
 
 const char* distribution_name(Distribution d) {
   for (auto& [k, n] : kDistNames)
@@ -93,8 +142,19 @@ at::Tensor materialize(const TensorRecipe& r) {
   }
   at::Tensor t = at::empty({n}, at::kDouble);
   double* p = t.data_ptr<double>();
+  // Row-structured distributions: element i is (row, k) with k its position along the axis.
+  const int64_t rank = int64_t(r.shape.size());
+  const bool along = distribution_uses_axis(r.distribution) && rank > 0;
+  const int64_t axis = along ? ((r.axis % rank) + rank) % rank : 0;
+  int64_t K = 1, inner = 1;
+  if (along) {
+    K = r.shape[size_t(axis)];
+    for (int64_t a = axis + 1; a < rank; ++a) inner *= r.shape[size_t(a)];
+  }
   for (int64_t i = 0; i < n; ++i) {
-    double v = draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i));
+    double v = along ? draw_along(r.distribution, r.dtype, r.seed, r.stream,
+                                  uint64_t((i / (inner * K)) * inner + i % inner), (i / inner) % K, K)
+                     : draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i));
     if (r.positive) v = std::fabs(v);
     p[i] = num::round_to(r.dtype, v);  // exact in the dtype: the cast below changes nothing
   }
@@ -199,6 +259,7 @@ nlohmann::json case_to_json(const Case& c) {
     if (r.distribution == Distribution::Index) t["range"] = {r.low, r.high};
     if (r.positive) t["positive"] = true;
     if (r.layout != "contiguous") t["layout"] = r.layout;
+    if (distribution_uses_axis(r.distribution)) t["axis"] = r.axis;
     if (!r.specials.empty()) {
       nlohmann::json sp = nlohmann::json::array();
       for (const auto& [index, value] : r.specials) {
@@ -248,6 +309,7 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
       }
       r.positive = t.value("positive", false);
       r.layout = t.value("layout", "contiguous");
+      r.axis = t.value("axis", int64_t(-1));
       static const char* layouts[] = {"contiguous", "transposed", "strided", "offset", "expanded", "channels_last"};
       if (std::find(std::begin(layouts), std::end(layouts), r.layout) == std::end(layouts))
         return (*error = "case tensor has an unknown layout " + r.layout, false);

@@ -80,6 +80,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   manifest.op = op;
   manifest.source = source;
   manifest.entry = entry;
+  manifest.backward_entry = j.at("kernel").value("backward", manifest.backward_entry);
   manifest.device = device;
   const std::string actual_sha = sha256_file_hex(source);
   if (actual_sha.empty()) return bad_file(file, "kernel source " + source + " is missing");
@@ -95,6 +96,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   BuildRequest req;
   req.source_path = source;
   req.entries = {entry};
+  if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
   req.device = device;
   BuildResult build = build_kernel(req, default_build_config());
   if (!build.ok) {
