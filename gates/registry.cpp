@@ -11,6 +11,7 @@ std::unique_ptr<Gate> make_shapes_gate();
 std::unique_ptr<Gate> make_layouts_gate();
 std::unique_ptr<Gate> make_determinism_gate();
 std::unique_ptr<Gate> make_statelessness_gate();
+std::unique_ptr<Gate> make_accumulation_gate();
 std::unique_ptr<Gate> make_memory_gate();
 std::unique_ptr<Gate> make_pending_gate(const std::string& name);
 
@@ -28,6 +29,7 @@ std::unique_ptr<Gate> make_gate(const std::string& name) {
   if (name == "layouts") return make_layouts_gate();
   if (name == "determinism") return make_determinism_gate();
   if (name == "statelessness") return make_statelessness_gate();
+  if (name == "accumulation") return make_accumulation_gate();
   if (name == "memory") return make_memory_gate();
   for (const std::string& n : gate_names())
     if (n == name) return make_pending_gate(name);

@@ -1,0 +1,333 @@
+// Gate 9, accumulation: adversarial long reductions judged against an exactly accumulated, once-rounded oracle.
+#include <cmath>
+
+#include "gauntlet/gate.h"
+#include "gauntlet/judge.h"
+#include "gauntlet/numerics.h"
+#include "gauntlet/superacc.h"
+
+namespace gauntlet {
+
+// --- What the gate feeds each op (exposed for tests/gates/accumulation_test.cpp). ---
+namespace accumulation {
+
+// How a case is judged: the schema's probabilistic sqrt(K) bound (random data), its deterministic
+// ceiling ulps*ulp(ref) + ceiling_c*u*K*scale (adversarial data, where rounding errors line up),
+// or exactly (integer data: a float32 accumulator makes no rounding error at all there).
+enum class Bound { Sqrt, Ceiling, Exact };
+
+struct Plan {
+  std::string name;
+  std::vector<Distribution> fills;  // per floating input, in schema order (the last one repeats)
+  bool narrow_range_only = false;   // partial overflow: only for dtypes whose range is narrower than
+                                    // the declared accumulator's (float16 under float32); for float32
+                                    // and bfloat16 data a float32 partial sum overflowing is what the
+                                    // schema's accumulator allows
+};
+
+// Terms per output element the gate aims for: far past float16's 2^11 and bfloat16's 2^8, so a
+// running sum in the input dtype stalls (at 2048 for a sum of ones in float16), yet small enough
+// for naive CPU loops to finish in about a second per gate.
+constexpr int64_t kTerms = 4096;
+
+// Why an op gets no cases (empty: it does).
+std::string skip_reason(const OpSchema& s) {
+  if (!s.reduction) return "elementwise op (no reduction section in the schema): nothing accumulates";
+  if (s.oracle == "amax")
+    return "a max accumulates no rounding error (every partial result is one of the inputs); its "
+           "exactness is judged by the accuracy gate's exact tolerance";
+  return "";
+}
+
+std::vector<Plan> plans_for(const OpSchema& s) {
+  using D = Distribution;
+  const std::string& op = s.oracle;
+  if (!skip_reason(s).empty()) return {};
+  if (op == "sum" || op == "mean" || op == "cumsum")
+    return {{"swamp", {D::Swamp}}, {"cancellation", {D::Cancellation}},
+            {"partial-overflow", {D::PartialOverflow}, true}, {"integer-exact", {D::IntegerExact}},
+            {"random", {D::Normal}}};
+  // Dot products: the first operand carries the pattern along K, the second is near one, so every
+  // output element sees the same adversarial sequence of products.
+  if (op == "matmul" || op == "bmm")
+    return {{"swamp", {D::Swamp, D::NearOne}}, {"cancellation", {D::Cancellation, D::NearOne}},
+            {"partial-overflow", {D::PartialOverflow, D::NearOne}, true},
+            {"integer-exact", {D::IntegerExact, D::SmallIntegers}}, {"random", {D::Normal}}};
+  if (op == "linear_relu")
+    return {{"swamp", {D::Swamp, D::NearOne, D::Normal}},
+            {"cancellation", {D::Cancellation, D::NearOne, D::Normal}},
+            {"partial-overflow", {D::PartialOverflow, D::NearOne, D::Normal}, true},
+            {"integer-exact", {D::IntegerExact, D::SmallIntegers, D::IntegerExact}}, {"random", {D::Normal}}};
+  if (op == "conv2d")
+    return {{"integer-exact", {D::IntegerExact, D::SmallIntegers, D::IntegerExact}}, {"random", {D::Normal}}};
+  if (op == "layer_norm" || op == "rms_norm")
+    return {{"large-mean", {D::LargeMean, D::NearOne, D::Normal}}, {"random", {D::Normal}}};
+  // sdpa: near-equal scores spread the attention over every key, values around 64: the softmax
+  // denominator and P@V are long sums of similar terms.
+  if (op == "sdpa") return {{"near-equal", {D::NearEqual, D::NearEqual, D::LargeMean}}, {"random", {D::Normal}}};
+  // softmax, log_softmax, logsumexp, cross_entropy and any other reduction: near-equal logits.
+  return {{"near-equal", {D::NearEqual}}, {"random", {D::Normal}}};
+}
+
+// How a case is judged, from its distributions (so a replayed case is judged as it was found).
+Bound bound_of(const Case& c) {
+  bool random = false;
+  for (const TensorRecipe& r : c.tensors) {
+    if (r.distribution == Distribution::IntegerExact) return Bound::Exact;
+    if (r.distribution == Distribution::Normal && &r == &c.tensors.front()) random = true;
+  }
+  return random ? Bound::Sqrt : Bound::Ceiling;
+}
+
+// Dims of the gate's cases: the reduced dim at kTerms, a few rows (32 for the plain reductions,
+// whose rows are cheap), every other dim at 1; all clamped to the kernel's contract.
+std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
+  const OpSchema& s = space.schema();
+  std::map<std::string, int64_t> want;
+  const std::string& op = s.oracle;
+  if (op == "sum" || op == "mean" || op == "cumsum") want = {{"M", 32}, {"N", kTerms}};
+  else if (op == "softmax" || op == "log_softmax" || op == "logsumexp") want = {{"M", 8}, {"N", kTerms}};
+  else if (op == "matmul" || op == "linear_relu") want = {{"M", 8}, {"N", 8}, {"K", kTerms}};
+  else if (op == "bmm") want = {{"B", 2}, {"M", 4}, {"N", 4}, {"K", kTerms}};
+  else if (op == "layer_norm" || op == "rms_norm") want = {{"M", 8}, {"D", kTerms}};
+  else if (op == "cross_entropy") want = {{"N", 8}, {"C", kTerms}};
+  // sdpa: S keys per query (the naive control is O(S^2 D)); conv2d: K = C*3*3 = 2304.
+  else if (op == "sdpa") want = {{"S", kTerms / 2}, {"D", 8}};
+  else if (op == "conv2d") want = {{"C", 256}, {"H", 4}, {"W", 4}, {"O", 4}, {"KH", 3}, {"KW", 3}};
+  std::map<std::string, int64_t> dims;
+  for (const auto& [name, dom] : s.dims) {
+    const auto [lo, hi] = space.limits_for(name);
+    auto it = want.find(name);
+    dims[name] = std::clamp<int64_t>(it == want.end() ? 1 : it->second, std::max<int64_t>(lo, 1), std::max<int64_t>(hi, 1));
+  }
+  return dims;
+}
+
+// A case of one plan and dtype: contiguous inputs, the reduced dim last where the op has a dim
+// attribute (unless the manifest fixes it), row patterns laid along that dim.
+bool make_case(const CaseSpace& space, const Plan& plan, DType dtype, uint64_t seed, Case* c, std::string* why) {
+  const OpSchema& s = space.schema();
+  AttrMap attrs;
+  for (const AttrSpec& a : s.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    attrs[a.name] = fixed != space.manifest().attrs.end() ? fixed->second
+                    : !a.dim_of.empty()                    ? AttrValue(int64_t(-1))
+                                                           : a.default_value;
+  }
+  if (!space.build(dims_for(space), 0, attrs, dtype, plan.fills.front(), seed, c, why)) return false;
+  int64_t axis = -1;
+  if (s.reduction && !s.reduction->dim_attr.empty()) {
+    auto it = attrs.find(s.reduction->dim_attr);
+    if (it != attrs.end() && std::holds_alternative<int64_t>(it->second)) axis = std::get<int64_t>(it->second);
+  }
+  size_t f = 0;
+  c->label = std::string(dtype_name(dtype)) + " " + plan.name;
+  for (TensorRecipe& r : c->tensors) {
+    std::string shape;
+    for (size_t k = 0; k < r.shape.size(); ++k) shape += (k ? "," : "") + std::to_string(r.shape[k]);
+    c->label += " " + r.name + "=[" + shape + "]";
+    if (r.distribution == Distribution::Index || !dtype_is_floating(r.dtype)) continue;
+    r.distribution = plan.fills[std::min(f++, plan.fills.size() - 1)];
+    r.layout = "contiguous";
+    // The first operand of every dot product here keeps K last (a [M,K], x [M,K], a [B,M,K]).
+    r.axis = axis;
+    c->label += std::string(":") + distribution_name(r.distribution);
+  }
+  for (const auto& [k, v] : attrs) c->label += " " + k + "=" + attr_to_string(v);
+  return true;
+}
+
+// The narrowest accumulator whose unit roundoff explains an error of `err` over K terms of total
+// magnitude `scale` (a K-term sum errs by at most about K*u*scale), preferring the case's dtype.
+std::string implied_accumulator(double err, double scale, int64_t K, DType dtype, double* implied_u) {
+  *implied_u = scale > 0 && std::isfinite(err) ? err / (double(std::max<int64_t>(K, 1)) * scale) : INFINITY;
+  const double u = *implied_u;
+  if (!std::isfinite(u)) return "an intermediate overflowed (or a NaN/Inf appeared) where the exact result is finite";
+  if (u <= std::ldexp(1.0, -24)) return "within a float32 accumulator's worst case; the final rounding is off";
+  if (u <= std::ldexp(1.0, -11))
+    return dtype == DType::BFloat16 ? "looks like a bfloat16 (or float16) accumulator" : "looks like a float16 accumulator";
+  if (u <= std::ldexp(1.0, -8)) return "looks like a bfloat16 accumulator";
+  return "worse than a bfloat16 accumulator: terms dropped or overflowed";
+}
+
+}  // namespace accumulation
+
+namespace {
+
+using namespace accumulation;
+
+class AccumulationGate : public Gate {
+ public:
+  std::string name() const override { return "accumulation"; }
+
+  GateVerdict run(GateContext& ctx) override {
+    GateVerdict v;
+    v.name = name();
+    const std::string why_skip = skip_reason(ctx.schema);
+    if (!why_skip.empty()) {
+      v.status = Status::Skip;
+      v.message = why_skip;
+      return v;
+    }
+    GateVerdict failed;
+    auto session = open_session(ctx, name(), &failed);
+    if (!session) return failed;
+    Stats stats;
+    const std::vector<Plan> plans = plans_for(ctx.schema);
+    for (DType dtype : ctx.space.dtypes()) {
+      for (int round = 0; round < ctx.budget; ++round) {
+        for (const Plan& plan : plans) {
+          if (plan.narrow_range_only && !narrow_range(ctx, dtype)) continue;
+          Case c;
+          std::string error;
+          const uint64_t index = uint64_t(stats.cases);
+          if (!make_case(ctx.space, plan, dtype, ctx.case_seed(name(), index), &c, &error)) {
+            stats.unbuilt.push_back(std::string(dtype_name(dtype)) + " " + plan.name + ": " + error);
+            continue;
+          }
+          c.index = index;
+          ++stats.cases;
+          CaseRun run = run_case(ctx, *session, c);
+          GateVerdict cv = judge(ctx, run, &stats);
+          if (cv.status != Status::Pass) {
+            cv.cases = stats.cases;
+            if (cv.status != Status::HarnessError) cv.replay = write_replay(ctx, name(), run, cv);
+            return cv;
+          }
+        }
+      }
+    }
+    v.cases = stats.cases;
+    v.evidence = {{"cases", stats.cases}, {"evidence_cases", stats.evidence}, {"exact_oracle_cases", stats.exact},
+                  {"terms", stats.max_terms}};
+    if (!stats.unbuilt.empty()) v.evidence["cases_not_built"] = stats.unbuilt;
+    if (stats.evidence == 0) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = stats.cases ? "no generated case had a non-constant reference output: nothing was verified"
+                              : "no case could be built within the kernel's contract" +
+                                    (stats.unbuilt.empty() ? std::string() : " (" + stats.unbuilt.front() + ")");
+      return v;
+    }
+    v.message = std::to_string(stats.evidence) + " adversarial and random reductions of up to " +
+                std::to_string(stats.max_terms) + " terms within the float32-accumulator bounds (" +
+                std::to_string(stats.exact) + " against the exact superaccumulated oracle)";
+    if (stats.cases > stats.evidence)
+      v.message += ", " + std::to_string(stats.cases - stats.evidence) + " vacuous cases not counted";
+    return v;
+  }
+
+  GateVerdict check_one(GateContext& ctx, const Case& c) override {
+    GateVerdict failed;
+    auto session = open_session(ctx, name(), &failed);
+    if (!session) return failed;
+    Stats stats;
+    CaseRun run = run_case(ctx, *session, c);
+    GateVerdict v = judge(ctx, run, &stats);
+    if (v.status != Status::Pass && v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), run, v);
+    return v;
+  }
+
+ private:
+  struct Stats {
+    int cases = 0, evidence = 0, exact = 0;
+    int64_t max_terms = 0;
+    std::vector<std::string> unbuilt;
+  };
+
+  // The dtype's range is narrower than the accumulator the schema declares (float16 under float32).
+  static bool narrow_range(const GateContext& ctx, DType dtype) {
+    auto t = ctx.schema.tolerance.find(dtype);
+    if (t == ctx.schema.tolerance.end()) return false;
+    auto acc = dtype_from_name(t->second.accumulator);
+    return acc && dtype_is_floating(*acc) && num::limits(dtype).max_finite < num::limits(*acc).max_finite;
+  }
+
+  GateVerdict judge(GateContext& ctx, CaseRun& run, Stats* stats) {
+    const Case& c = run.c;
+    GateVerdict v;
+    v.name = name();
+    v.cases = 1;
+    note_outputs(v, run);
+    if (run.outcome.kind != Outcome::Kind::Ok) {
+      GateVerdict e = verdict_from_outcome(name(), run);
+      e.cases = 1;
+      return e;
+    }
+    const DType dtype = c.tensors.at(0).dtype;
+    auto tol_it = ctx.schema.tolerance.find(dtype);
+    if (tol_it == ctx.schema.tolerance.end()) {
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = std::string("the schema declares no tolerance for ") + dtype_name(dtype);
+      return v;
+    }
+    const DType out_dtype = expected_output_dtype(ctx.schema, 0, c);
+    // Sums and dot products: the exact superaccumulated result, rounded once, replaces the fp64
+    // one. The other ops keep the fp64 oracle: its error (about K*2^-53 relative) is 2^29 times
+    // below the float32 ceiling it is judged with, and their float16/bfloat16 failures are
+    // errors of order 2^-11..2^-8 (docs/tolerances.md, "Accumulation gate").
+    bool exact_oracle = false;
+    OracleResult exact = run_exact_oracle(ctx.schema.oracle, run.inputs, c.attrs, out_dtype, &exact_oracle);
+    if (exact_oracle) {
+      if (!exact.ok()) {
+        v.status = Status::HarnessError;
+        v.category = Category::HarnessError;
+        v.message = "the exact oracle rejected a generated case (" + c.label + "): " + exact.error;
+        return v;
+      }
+      run.oracle.outputs.at(0) = exact.outputs.at(0);
+      ++stats->exact;
+    }
+    const int64_t K = reduction_terms(ctx.schema, c);
+    stats->max_terms = std::max(stats->max_terms, K);
+    const Bound bound = bound_of(c);
+    Tolerance tol = tol_it->second;
+    if (bound == Bound::Ceiling && tol.mode == "reduction") {
+      // c*u*sqrt(K)*scale with c = ceiling_c*sqrt(K) is the schema's hard ceiling ceiling_c*u*K*scale.
+      tol.c = (tol.ceiling_c > 0 ? tol.ceiling_c : tol.c) * std::sqrt(double(std::max<int64_t>(K, 1)));
+    } else if (bound == Bound::Exact) {
+      // Integer data: every product and partial sum is exact in a float32 accumulator, so the result
+      // is the exact one rounded once. A mean divides once more: float32 then the dtype may round
+      // twice, one ulp.
+      tol.mode = ctx.schema.oracle == "mean" ? "ulp" : "exact";
+      tol.ulps = ctx.schema.oracle == "mean" ? 1 : 0;
+    }
+    const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
+    bool vacuous = true;
+    for (size_t i = 0; i < run.oracle.outputs.size() && i < got.outputs.size(); ++i) {
+      const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output";
+      const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();
+      Judgement j = judge_output(oname, got.outputs[i], run.oracle.outputs[i], scale,
+                                 expected_output_dtype(ctx.schema, i, c), tol, K);
+      if (!j.vacuous) vacuous = false;
+      if (j.pass) continue;
+      double s = NAN;
+      if (scale.defined() && j.worst_index >= 0)
+        s = scale.to(at::kDouble).contiguous().reshape({-1})[j.worst_index].item<double>();
+      double implied_u = 0;
+      const std::string looks = implied_accumulator(j.error, s, K, dtype, &implied_u);
+      const char* how = bound == Bound::Exact ? "exact" : bound == Bound::Ceiling ? "ceiling" : "sqrt(K)";
+      v.status = Status::Fail;
+      v.category = Category::WrongResult;
+      v.message = "case " + c.label + " (K=" + std::to_string(K) + ", " + how + " bound): " + j.message + "; " + looks;
+      v.evidence = {{"got", j.got},           {"expected", j.expected},   {"error", j.error},
+                    {"allowed", j.allowed},   {"bad_elements", j.bad},    {"elements", j.checked},
+                    {"terms", K},             {"bound", how},             {"nan_inf_mismatches", j.nonfinite_mismatch},
+                    {"implied_accumulator", looks}};
+      if (std::isfinite(implied_u) && implied_u > 0) {
+        v.evidence["implied_unit_roundoff"] = implied_u;
+        v.evidence["implied_unit_roundoff_log2"] = std::log2(implied_u);
+      }
+      return v;
+    }
+    if (!vacuous) ++stats->evidence;
+    return v;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_accumulation_gate() { return std::make_unique<AccumulationGate>(); }
+
+}  // namespace gauntlet
