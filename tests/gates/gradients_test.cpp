@@ -1,0 +1,110 @@
+// Tests of the gradients gate: controls' backwards pass, planted backward bugs fail and replay, no backward skips.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gauntlet/builder.h"
+#include "gauntlet/gate.h"
+
+using namespace gauntlet;
+
+namespace {
+
+// A real gate run on a corpus kernel (forward and backward built into one object), in the sandbox.
+struct GradRun {
+  OpSchema schema;
+  KernelManifest manifest;
+  BuildResult build;
+  std::unique_ptr<CaseSpace> space;
+  Launcher launcher{SandboxOptions{}};
+  std::string replay_dir;
+  std::unique_ptr<GateContext> ctx;
+
+  explicit GradRun(const std::string& rel_manifest, uint64_t seed = 7) {
+    std::string error;
+    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
+    EXPECT_TRUE(m) << error;
+    manifest = *m;
+    std::vector<SchemaIssue> issues;
+    auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + manifest.op + ".json", &issues);
+    EXPECT_TRUE(s) << manifest.op;
+    schema = *s;
+    BuildRequest req;
+    req.source_path = manifest.source;
+    req.entries = {manifest.entry};
+    if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
+    build = build_kernel(req, default_build_config());
+    EXPECT_TRUE(build.ok) << build.error;
+    space = std::make_unique<CaseSpace>(schema, manifest);
+    char tmpl[] = "/tmp/gauntlet-gradients-test-XXXXXX";
+    replay_dir = mkdtemp(tmpl);
+    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
+                                                    build.source_hash, "", seed, 1, replay_dir, ""});
+  }
+  ~GradRun() { std::filesystem::remove_all(replay_dir); }
+};
+
+TEST(GradientsGate, ControlBackwardsPassInEveryDtype) {
+  for (const char* control : {"controls/softmax.json", "controls/layer_norm.json"}) {
+    for (uint64_t seed : {7u, 8u}) {
+      GradRun r(control, seed);
+      GateVerdict v = make_gate("gradients")->run(*r.ctx);
+      EXPECT_EQ(v.status, Status::Pass) << control << " seed " << seed << ": " << v.message;
+      // Three small non-vacuous cases in each of three dtypes (vacuous ones are drawn past).
+      EXPECT_EQ(v.evidence.value("evidence_cases", 0), 9) << control;
+      EXPECT_GE(v.cases, 9) << control;
+      EXPECT_EQ(v.evidence.value("reference", ""), "autograd") << control;
+    }
+  }
+}
+
+TEST(GradientsGate, KernelsWithoutBackwardSkipWithTheReason) {
+  for (const char* control : {"controls/relu.json", "controls/matmul.json"}) {
+    GradRun r(control);
+    GateVerdict v = make_gate("gradients")->run(*r.ctx);
+    EXPECT_EQ(v.status, Status::Skip) << control;
+    EXPECT_NE(v.message.find("no backward entry"), std::string::npos) << v.message;
+  }
+}
+
+// The planted bug fails with a wrong result on the named gradient; its replay file reproduces it.
+void expect_failure_replays(const char* manifest, const std::string& gradient) {
+  GradRun r(manifest);
+  GateVerdict v = make_gate("gradients")->run(*r.ctx);
+  EXPECT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_EQ(v.category, Category::WrongResult);
+  EXPECT_NE(v.message.find(gradient + "["), std::string::npos) << v.message;
+  ASSERT_FALSE(v.replay.empty());
+  std::ifstream in(v.replay);
+  const nlohmann::json replay = nlohmann::json::parse(in);
+  EXPECT_EQ(replay["gate"], "gradients");
+  EXPECT_EQ(replay["kernel"]["backward"], "backward");
+  EXPECT_EQ(replay["outputs_sha256"], v.outputs_sha256);
+  Case c;
+  std::string error;
+  ASSERT_TRUE(case_from_json(replay["case"], &c, &error)) << error;
+  GateVerdict again = make_gate("gradients")->check_one(*r.ctx, c);
+  EXPECT_EQ(again.status, Status::Fail) << again.message;
+  EXPECT_EQ(again.message, v.message);
+  EXPECT_EQ(again.outputs_sha256, v.outputs_sha256);
+}
+
+TEST(GradientsGate, SoftmaxBackwardWithoutTheSumTermFails) {
+  expect_failure_replays("bugs/gradients/softmax_backward_no_sum.json", "dx");
+}
+
+TEST(GradientsGate, LayerNormBackwardWithoutTheMeanTermFails) {
+  expect_failure_replays("bugs/gradients/layer_norm_backward_no_mean.json", "dx");
+}
+
+TEST(GradientsGate, ABackwardWithTheWrongSignatureIsAnError) {
+  // The forward entry named as the backward: it cannot take the output gradient.
+  GradRun r("controls/softmax.json");
+  r.manifest.backward_entry = r.manifest.entry;
+  GateVerdict v = make_gate("gradients")->run(*r.ctx);
+  EXPECT_EQ(v.status, Status::Error) << v.message;
+  EXPECT_NE(v.message.find("backward"), std::string::npos) << v.message;
+}
+
+}  // namespace
