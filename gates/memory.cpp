@@ -136,9 +136,11 @@ std::string describe(const GateContext& ctx, const wire::MemoryFinding& f) {
            " bytes changed, the first at byte " + std::to_string(f.offset);
   }
   const std::string span = std::to_string(f.offset) + ".." + std::to_string(f.offset + f.bytes - 1);
-  if (f.kind == F::Kind::CanaryAfter)
-    return "write past the end of " + buf + size + ": canary bytes " + span + " changed (" +
-           std::to_string(f.offset - f.buffer_bytes) + " bytes after its end)";
+  if (f.kind == F::Kind::CanaryAfter) {
+    const int64_t gap = f.offset - f.buffer_bytes;
+    return "write past the end of " + buf + size + ": canary bytes " + span + " changed, " +
+           (gap == 0 ? std::string("starting right at its end") : "starting " + std::to_string(gap) + " bytes past its end");
+  }
   return "write before the start of " + buf + size + ": canary bytes " + span + " changed";
 }
 
