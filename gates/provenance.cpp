@@ -61,7 +61,7 @@ class ProvenanceGate : public Gate {
       v.message = "no case could be generated for this kernel's contract";
       return v;
     }
-    v.message = std::to_string(st.cases) + " cases, no forbidden operator";
+    v.message = std::to_string(st.cases) + " cases, no forbidden operator (calls: " + op_list(st.ops) + ")";
     if (st.followed > 0)
       v.message += "; the output followed " + std::to_string(st.followed) + " single-element input changes";
     else
@@ -97,6 +97,14 @@ class ProvenanceGate : public Gate {
     int followed = 0;
     std::vector<std::string> ops;  // union over cases, first-seen order
   };
+
+  static std::string op_list(const std::vector<std::string>& ops) {
+    if (ops.empty()) return "no ATen operator";
+    std::string s;
+    for (size_t i = 0; i < ops.size() && i < 6; ++i) s += (i ? ", " : "") + ops[i];
+    if (ops.size() > 6) s += " and " + std::to_string(ops.size() - 6) + " more";
+    return s;
+  }
 
   std::unique_ptr<WorkerSession> open_recording(GateContext& ctx, GateVerdict* failed) {
     wire::LoadRequest request;

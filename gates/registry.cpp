@@ -12,7 +12,9 @@ std::unique_ptr<Gate> make_layouts_gate();
 std::unique_ptr<Gate> make_determinism_gate();
 std::unique_ptr<Gate> make_statelessness_gate();
 std::unique_ptr<Gate> make_accumulation_gate();
+std::unique_ptr<Gate> make_gradients_gate();
 std::unique_ptr<Gate> make_memory_gate();
+std::unique_ptr<Gate> make_provenance_gate();
 std::unique_ptr<Gate> make_pending_gate(const std::string& name);
 
 std::vector<std::string> gate_names() {
@@ -30,7 +32,9 @@ std::unique_ptr<Gate> make_gate(const std::string& name) {
   if (name == "determinism") return make_determinism_gate();
   if (name == "statelessness") return make_statelessness_gate();
   if (name == "accumulation") return make_accumulation_gate();
+  if (name == "gradients") return make_gradients_gate();
   if (name == "memory") return make_memory_gate();
+  if (name == "provenance") return make_provenance_gate();
   for (const std::string& n : gate_names())
     if (n == name) return make_pending_gate(name);
   return nullptr;

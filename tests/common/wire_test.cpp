@@ -152,12 +152,14 @@ TEST(Wire, CaseMessagesRoundTrip) {
   co.output_contiguous = {true};
   rep.calls = {co};
   rep.inputs_unchanged = false;
+  rep.aten_ops = {"aten::empty", "aten::sum"};
   CaseReply rback;
   ASSERT_TRUE(decode(encode(rep), &rback, &why)) << why;
   ASSERT_EQ(rback.calls.size(), 1u);
   EXPECT_EQ(rback.calls[0].alias_input[0], 0);
   EXPECT_EQ(rback.calls[0].alias_output[0], -1);
   EXPECT_FALSE(rback.inputs_unchanged);
+  EXPECT_EQ(rback.aten_ops, rep.aten_ops);
   EXPECT_TRUE(at::equal(rback.calls[0].outputs[0], co.outputs[0]));
 
   // Truncation anywhere is detected.
@@ -169,3 +171,65 @@ TEST(Wire, CaseMessagesRoundTrip) {
 }
 
 }  // namespace
+
+TEST(Wire, LoadRequestCarriesOperatorRecording) {
+  LoadRequest req;
+  req.so_path = "/k.so";
+  req.entry = "forward";
+  req.record_ops = true;
+  LoadRequest back;
+  std::string why;
+  ASSERT_TRUE(decode(encode(req), &back, &why)) << why;
+  EXPECT_TRUE(back.record_ops);
+  req.record_ops = false;
+  ASSERT_TRUE(decode(encode(req), &back, &why)) << why;
+  EXPECT_FALSE(back.record_ops);
+}
+
+TEST(Wire, MemoryGateFieldsRoundTrip) {
+  LoadRequest req;
+  req.so_path = "/k.so";
+  req.entry = "forward";
+  req.guard_bytes = 64;
+  LoadRequest back;
+  std::string why;
+  ASSERT_TRUE(decode(encode(req), &back, &why)) << why;
+  EXPECT_EQ(back.guard_bytes, 64u);
+  // A guard that would break the 64-byte alignment of the pointers handed out is refused.
+  req.guard_bytes = 48;
+  EXPECT_FALSE(decode(encode(req), &back, &why));
+
+  CaseReply rep;
+  rep.case_id = 3;
+  MemoryFinding f;
+  f.kind = MemoryFinding::Kind::CanaryBefore;
+  f.buffer = MemoryFinding::Buffer::Output;
+  f.index = 1;
+  f.offset = -4;
+  f.bytes = 2;
+  f.buffer_bytes = 4000;
+  MemoryFinding g;
+  g.kind = MemoryFinding::Kind::InputModified;
+  g.buffer = MemoryFinding::Buffer::Input;
+  g.index = 0;
+  g.offset = 8;
+  g.bytes = 12;
+  g.buffer_bytes = 64;
+  rep.memory_findings = {f, g};
+  CaseReply rback;
+  ASSERT_TRUE(decode(encode(rep), &rback, &why)) << why;
+  ASSERT_EQ(rback.memory_findings.size(), 2u);
+  EXPECT_EQ(rback.memory_findings[0].kind, MemoryFinding::Kind::CanaryBefore);
+  EXPECT_EQ(rback.memory_findings[0].buffer, MemoryFinding::Buffer::Output);
+  EXPECT_EQ(rback.memory_findings[0].index, 1);
+  EXPECT_EQ(rback.memory_findings[0].offset, -4);
+  EXPECT_EQ(rback.memory_findings[0].bytes, 2);
+  EXPECT_EQ(rback.memory_findings[0].buffer_bytes, 4000);
+  EXPECT_EQ(rback.memory_findings[1].kind, MemoryFinding::Kind::InputModified);
+  EXPECT_EQ(rback.memory_findings[1].index, 0);
+  // A finding of an unknown kind is garbage, not trusted.
+  rep.memory_findings.resize(1);
+  std::string bytes = encode(rep);
+  bytes[bytes.size() - 30] = char(9);  // the kind byte of the last (only) finding: 1+1+4+3*8 bytes
+  EXPECT_FALSE(decode(bytes, &rback, &why));
+}
