@@ -1,5 +1,6 @@
 // Gate 9, accumulation: adversarial long reductions judged against an exactly accumulated, once-rounded oracle.
 #include <cmath>
+#include <cstdio>
 
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
@@ -39,32 +40,33 @@ std::string skip_reason(const OpSchema& s) {
   return "";
 }
 
+// The plans of an op, the most decisive first (integer data fails exactly, overflow as inf): the
+// first failure is the one reported.
 std::vector<Plan> plans_for(const OpSchema& s) {
   using D = Distribution;
   const std::string& op = s.oracle;
   if (!skip_reason(s).empty()) return {};
   if (op == "sum" || op == "mean" || op == "cumsum")
-    return {{"swamp", {D::Swamp}}, {"cancellation", {D::Cancellation}},
-            {"partial-overflow", {D::PartialOverflow}, true}, {"integer-exact", {D::IntegerExact}},
-            {"random", {D::Normal}}};
+    return {{"integer-exact", {D::IntegerExact}}, {"partial-overflow", {D::PartialOverflow}, true},
+            {"swamp", {D::Swamp}}, {"cancellation", {D::Cancellation}}, {"random", {D::Normal}}};
   // Dot products: the first operand carries the pattern along K, the second is near one, so every
   // output element sees the same adversarial sequence of products.
   if (op == "matmul" || op == "bmm")
-    return {{"swamp", {D::Swamp, D::NearOne}}, {"cancellation", {D::Cancellation, D::NearOne}},
-            {"partial-overflow", {D::PartialOverflow, D::NearOne}, true},
-            {"integer-exact", {D::IntegerExact, D::SmallIntegers}}, {"random", {D::Normal}}};
+    return {{"integer-exact", {D::IntegerExact, D::SmallIntegers}},
+            {"partial-overflow", {D::PartialOverflow, D::NearOne}, true}, {"swamp", {D::Swamp, D::NearOne}},
+            {"cancellation", {D::Cancellation, D::NearOne}}, {"random", {D::Normal}}};
   if (op == "linear_relu")
-    return {{"swamp", {D::Swamp, D::NearOne, D::Normal}},
-            {"cancellation", {D::Cancellation, D::NearOne, D::Normal}},
+    return {{"integer-exact", {D::IntegerExact, D::SmallIntegers, D::IntegerExact}},
             {"partial-overflow", {D::PartialOverflow, D::NearOne, D::Normal}, true},
-            {"integer-exact", {D::IntegerExact, D::SmallIntegers, D::IntegerExact}}, {"random", {D::Normal}}};
+            {"swamp", {D::Swamp, D::NearOne, D::Normal}}, {"cancellation", {D::Cancellation, D::NearOne, D::Normal}},
+            {"random", {D::Normal}}};
   if (op == "conv2d")
     return {{"integer-exact", {D::IntegerExact, D::SmallIntegers, D::IntegerExact}}, {"random", {D::Normal}}};
   if (op == "layer_norm" || op == "rms_norm")
     return {{"large-mean", {D::LargeMean, D::NearOne, D::Normal}}, {"random", {D::Normal}}};
-  // sdpa: near-equal scores spread the attention over every key, values around 64: the softmax
+  // sdpa: near-equal scores spread the attention over every key, values in [1,2): the softmax
   // denominator and P@V are long sums of similar terms.
-  if (op == "sdpa") return {{"near-equal", {D::NearEqual, D::NearEqual, D::LargeMean}}, {"random", {D::Normal}}};
+  if (op == "sdpa") return {{"near-equal", {D::NearEqual, D::NearEqual, D::NearOne}}, {"random", {D::Normal}}};
   // softmax, log_softmax, logsumexp, cross_entropy and any other reduction: near-equal logits.
   return {{"near-equal", {D::NearEqual}}, {"random", {D::Normal}}};
 }
@@ -92,7 +94,7 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   else if (op == "layer_norm" || op == "rms_norm") want = {{"M", 8}, {"D", kTerms}};
   else if (op == "cross_entropy") want = {{"N", 8}, {"C", kTerms}};
   // sdpa: S keys per query (the naive control is O(S^2 D)); conv2d: K = C*3*3 = 2304.
-  else if (op == "sdpa") want = {{"S", kTerms / 2}, {"D", 8}};
+  else if (op == "sdpa") want = {{"S", kTerms / 2}, {"D", 4}};
   else if (op == "conv2d") want = {{"C", 256}, {"H", 4}, {"W", 4}, {"O", 4}, {"KH", 3}, {"KW", 3}};
   std::map<std::string, int64_t> dims;
   for (const auto& [name, dom] : s.dims) {
@@ -137,17 +139,25 @@ bool make_case(const CaseSpace& space, const Plan& plan, DType dtype, uint64_t s
   return true;
 }
 
-// The narrowest accumulator whose unit roundoff explains an error of `err` over K terms of total
-// magnitude `scale` (a K-term sum errs by at most about K*u*scale), preferring the case's dtype.
+// What an error of `err` over K terms of total magnitude `scale` says about the accumulator: a
+// K-term sum in a format of unit roundoff u errs by at most about K*u*scale, so err/(K*scale) is
+// the smallest u that explains it, compared with float32 (2^-24), float16 (2^-11) and bfloat16
+// (2^-8) on a log scale (the boundaries are the geometric midpoints).
 std::string implied_accumulator(double err, double scale, int64_t K, DType dtype, double* implied_u) {
   *implied_u = scale > 0 && std::isfinite(err) ? err / (double(std::max<int64_t>(K, 1)) * scale) : INFINITY;
   const double u = *implied_u;
   if (!std::isfinite(u)) return "an intermediate overflowed (or a NaN/Inf appeared) where the exact result is finite";
-  if (u <= std::ldexp(1.0, -24)) return "within a float32 accumulator's worst case; the final rounding is off";
-  if (u <= std::ldexp(1.0, -11))
-    return dtype == DType::BFloat16 ? "looks like a bfloat16 (or float16) accumulator" : "looks like a float16 accumulator";
-  if (u <= std::ldexp(1.0, -8)) return "looks like a bfloat16 accumulator";
-  return "worse than a bfloat16 accumulator: terms dropped or overflowed";
+  char text[64];
+  std::snprintf(text, sizeof text, "implied accumulator precision 2^%.1f per term: ", std::log2(u));
+  const std::string head = text;
+  if (u <= std::ldexp(1.0, -24)) return head + "within a float32 accumulator's worst case; the output rounding is off";
+  if (u <= std::ldexp(1.0, -17) * std::sqrt(0.5))
+    return head + "beyond a float32 accumulator, well short of a 16-bit one: a few 16-bit roundings (partials "
+                  "combined in the input dtype) or a float32 formula that amplifies rounding (a one-pass variance)";
+  if (u <= std::ldexp(1.0, -9) * std::sqrt(0.5))
+    return head + (dtype == DType::BFloat16 ? "looks like a float16 or bfloat16 accumulator" : "looks like a float16 accumulator");
+  if (u <= std::ldexp(1.0, -7) * std::sqrt(0.5)) return head + "looks like a bfloat16 accumulator";
+  return head + "worse than a bfloat16 accumulator: terms dropped or overflowed";
 }
 
 }  // namespace accumulation

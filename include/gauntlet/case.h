@@ -46,7 +46,8 @@ enum class Distribution {
   SmallIntegers,    // integers in [0, 3]: IntegerExact's partner in dot products (sums stay finite in
                     // float16 yet pass 2048, where float16 stops holding every integer)
   NearEqual,        // U(-1,1)/8: near-equal logits (a float16 running sum of exp stalls at 2048)
-  LargeMean,        // 64 + N(0,1): rows whose sum and sum of squares overflow float16
+  LargeMean,        // 256 + N(0,1): rows whose sum and sum of squares overflow float16, and whose
+                    // one-pass variance E[x^2] - E[x]^2 cancels 16 bits even in float32
   NearOne,          // 1 + U[0,1): the partner operand of a dot product under test
 };
 // True for the distributions whose values depend on the position along TensorRecipe::axis.

@@ -95,7 +95,7 @@ double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_
     case Distribution::IntegerExact: return double(int64_t(rng::below(seed, stream, i, 24)) - 7);
     case Distribution::SmallIntegers: return double(rng::below(seed, stream, i, 4));
     case Distribution::NearEqual: return rng::uniform_pm1(seed, stream, i) / 8;
-    case Distribution::LargeMean: return 64.0 + rng::normal(seed, stream, i);
+    case Distribution::LargeMean: return 256.0 + rng::normal(seed, stream, i);
     case Distribution::NearOne: return 1.0 + rng::uniform01(seed, stream, i);
     case Distribution::Swamp:
     case Distribution::Cancellation:
