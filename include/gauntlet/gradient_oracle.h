@@ -15,7 +15,12 @@ namespace gauntlet {
 // elements). Per input, in the schema's order (undefined for non-floating inputs such as indices):
 struct GradientReference {
   std::vector<at::Tensor> grads;   // float64, the input's shape: J^T g
-  std::vector<at::Tensor> scales;  // float64: |J|^T |g|, the backward analogue of sum|terms|
+  // float64: |J|^T |g| (the backward analogue of sum|terms|) + sensitivity
+  std::vector<at::Tensor> scales;
+  // float64: sum_m |d(J^T g)_i / dx_m| |x_m|, how far relative input perturbations of size 1 move
+  // the gradient to first order (a float backward recomputes the forward's mean, rstd or
+  // denominator, with relative errors ~u in their terms); times u_acc in the tolerance
+  std::vector<at::Tensor> sensitivity;
   std::vector<at::Tensor> terms;   // int64: how many products J_oi * g_o are nonzero (K per element)
   std::string method;              // "autograd" or "finite differences (why)"
   std::string error;               // non-empty: no reference (the oracle refused, too large, ...)

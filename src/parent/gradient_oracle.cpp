@@ -109,6 +109,75 @@ std::string fd_jacobian(const std::string& id, const std::vector<at::Tensor>& x,
   return "";
 }
 
+// Sensitivity of the gradient G = J^T g to relative input perturbations, by double backward:
+// sens_i = sum_m |dG_i/dx_m| |x_m|. A float backward recomputes the forward's statistics (a row's
+// mean, rstd, the softmax denominator) with relative errors ~u in its inputs' terms; this is what
+// those errors move G by, as the forward oracles' scales count the same for the forward.
+std::string autograd_sensitivity(const std::string& id, const std::vector<at::Tensor>& x, const AttrMap& attrs,
+                                 const at::Tensor& g, std::vector<at::Tensor>* sens) {
+  at::AutoGradMode enable(true);
+  std::vector<at::Tensor> leaves = x, wrt;
+  std::vector<size_t> which;
+  for (size_t k = 0; k < x.size(); ++k)
+    if (floating(x[k])) {
+      leaves[k] = x[k].detach().clone().requires_grad_(true);
+      wrt.push_back(leaves[k]);
+      which.push_back(k);
+    }
+  OracleResult r = run_oracle(id, leaves, attrs);
+  if (!r.ok()) return r.error;
+  const at::Tensor y = flat_outputs(r);
+  if (!y.requires_grad()) return "the oracle's outputs are not connected to its inputs in the autograd graph";
+  const auto G = torch::autograd::grad({y}, wrt, {g}, /*retain_graph=*/true, /*create_graph=*/true,
+                                       /*allow_unused=*/true);
+  sens->assign(x.size(), at::Tensor());
+  for (size_t w = 0; w < which.size(); ++w) {
+    const at::Tensor& xw = x[which[w]];
+    (*sens)[which[w]] = at::zeros(xw.sizes(), at::kDouble);
+    // Undefined or not requiring grad: the gradient does not depend on the inputs (a linear op).
+    if (!G[w].defined() || !G[w].requires_grad()) continue;
+    const at::Tensor Gf = G[w].reshape({-1});
+    at::Tensor out = (*sens)[which[w]].view({-1});
+    for (int64_t i = 0; i < Gf.numel(); ++i) {
+      const auto h = torch::autograd::grad({Gf[i]}, wrt, {}, /*retain_graph=*/true, /*create_graph=*/false,
+                                           /*allow_unused=*/true);
+      double total = 0;
+      for (size_t v = 0; v < which.size(); ++v)
+        if (h[v].defined()) total += (h[v].abs() * x[which[v]].abs()).sum().item<double>();
+      out[i] = total;
+    }
+  }
+  return "";
+}
+
+// Where autograd is unavailable: the same sensitivity estimated by differencing the finite-
+// difference gradient along a few random-sign relative perturbations (a lower estimate of the sum).
+std::string fd_sensitivity(const std::string& id, const std::vector<at::Tensor>& x, const AttrMap& attrs, int64_t n,
+                           const at::Tensor& g, std::vector<at::Tensor>* sens) {
+  sens->assign(x.size(), at::Tensor());
+  for (size_t k = 0; k < x.size(); ++k)
+    if (floating(x[k])) (*sens)[k] = at::zeros(x[k].sizes(), at::kDouble);
+  for (int d = 1; d <= 3; ++d) {
+    std::vector<at::Tensor> plus = x, minus = x;
+    for (size_t k = 0; k < x.size(); ++k)
+      if (floating(x[k])) {
+        const at::Tensor sign = at::sign(at::cos(at::arange(x[k].numel(), at::kDouble) * (0.7548 * d) + double(k + d)));
+        const at::Tensor step = kFdStep * x[k].abs() * sign.view(x[k].sizes());
+        plus[k] = x[k] + step;
+        minus[k] = x[k] - step;
+      }
+    std::vector<at::Tensor> Jp, Jm;
+    std::string e = fd_jacobian(id, plus, attrs, n, &Jp);
+    if (e.empty()) e = fd_jacobian(id, minus, attrs, n, &Jm);
+    if (!e.empty()) return e;
+    for (size_t k = 0; k < x.size(); ++k)
+      if (Jp[k].defined())
+        (*sens)[k] = at::maximum((*sens)[k], (at::mv(Jp[k].t(), g) - at::mv(Jm[k].t(), g)).abs().view(x[k].sizes()) /
+                                                 (2 * kFdStep));
+  }
+  return "";
+}
+
 // Compares J*v with a difference quotient along a fixed direction; "" when they agree.
 std::string directional_check(const std::string& id, const std::vector<at::Tensor>& x, const AttrMap& attrs,
                               const std::vector<at::Tensor>& J, const at::Tensor& y) {
@@ -172,16 +241,24 @@ GradientReference compute(const std::string& id, const std::vector<at::Tensor>& 
     std::string e = fd_jacobian(id, x, attrs, y.numel(), &J);
     if (!e.empty()) return (ref.error = "finite differences: " + e, ref);
   }
+  std::vector<at::Tensor> sens;
+  std::string e = ref.method == "autograd" ? autograd_sensitivity(id, x, attrs, g, &sens) : "finite differences";
+  if (!e.empty()) {
+    e = fd_sensitivity(id, x, attrs, y.numel(), g, &sens);
+    if (!e.empty()) return (ref.error = "finite differences: " + e, ref);
+  }
   const at::Tensor ag = g.abs(), nz = (g != 0).to(at::kDouble);
   for (size_t k = 0; k < x.size(); ++k) {
     if (!J[k].defined()) {
       ref.grads.emplace_back();
       ref.scales.emplace_back();
       ref.terms.emplace_back();
+      ref.sensitivity.emplace_back();
       continue;
     }
     ref.grads.push_back(at::mv(J[k].t(), g).view(x[k].sizes()));
-    ref.scales.push_back(at::mv(J[k].abs().t(), ag).view(x[k].sizes()));
+    ref.sensitivity.push_back(sens[k]);
+    ref.scales.push_back(at::mv(J[k].abs().t(), ag).view(x[k].sizes()) + sens[k]);
     ref.terms.push_back(at::mv((J[k] != 0).to(at::kDouble).t(), nz).round().to(at::kLong).view(x[k].sizes()));
   }
   return ref;

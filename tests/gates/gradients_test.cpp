@@ -98,6 +98,17 @@ TEST(GradientsGate, LayerNormBackwardWithoutTheMeanTermFails) {
   expect_failure_replays("bugs/gradients/layer_norm_backward_no_mean.json", "dx");
 }
 
+TEST(GradientsGate, SoftmaxBackwardAccumulatingInHalfFailsOnlyInHalf) {
+  expect_failure_replays("bugs/gradients/softmax_backward_half_accum.json", "dx");
+  // The same kernel held to float32 alone passes: the tolerance is not what fails it.
+  GradRun r("bugs/gradients/softmax_backward_half_accum.json");
+  r.manifest.dtypes = {DType::Float32};
+  CaseSpace f32(r.schema, r.manifest);
+  GateContext ctx{r.schema, r.manifest, f32, r.launcher, r.build.so_path, r.build.source_hash, "", 7, 1, r.replay_dir, ""};
+  GateVerdict v = make_gate("gradients")->run(ctx);
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+}
+
 TEST(GradientsGate, ABackwardWithTheWrongSignatureIsAnError) {
   // The forward entry named as the backward: it cannot take the output gradient.
   GradRun r("controls/softmax.json");

@@ -53,8 +53,11 @@ TEST(GradientOracle, LayerNormAutogradMatchesTheHandDerivedGradients) {
   EXPECT_LT(max_rel_diff(r.grads[0], dx), 1e-12);
   EXPECT_LT(max_rel_diff(r.grads[1], (g * xhat).sum(0)), 1e-12);
   EXPECT_LT(max_rel_diff(r.grads[2], g.sum(0)), 1e-13);
-  // dbias sums g over the 4 rows: scale sum|g|, K = 4.
+  // dbias sums g over the 4 rows: scale sum|g|, K = 4, and it does not depend on the inputs.
   EXPECT_LT(max_rel_diff(r.scales[2], g.abs().sum(0)), 1e-13);
+  EXPECT_EQ(r.sensitivity[2].abs().max().item<double>(), 0.0);
+  // dx depends on x through the row's mean and rstd: a nonzero sensitivity everywhere.
+  EXPECT_GT(r.sensitivity[0].min().item<double>(), 0.0);
   EXPECT_EQ(r.terms[2].min().item<int64_t>(), 4);
 }
 
@@ -74,7 +77,9 @@ TEST(GradientOracle, FiniteDifferencesAgreeWithAutograd) {
     EXPECT_EQ(f.method.rfind("finite differences", 0), 0u) << f.method;
     for (size_t k = 0; k < a.grads.size(); ++k) {
       EXPECT_LT(max_rel_diff(f.grads[k], a.grads[k]), 1e-8) << op << " input " << k;
-      EXPECT_LT(max_rel_diff(f.scales[k], a.scales[k]), 1e-8) << op << " input " << k;
+      // The finite-difference sensitivity is an estimate from three directions, never above the sum.
+      EXPECT_LT(max_rel_diff(f.scales[k] - f.sensitivity[k], a.scales[k] - a.sensitivity[k]), 1e-8) << op << " " << k;
+      EXPECT_TRUE((f.sensitivity[k] <= a.sensitivity[k] * (1 + 1e-4) + 1e-9).all().item<bool>()) << op << " " << k;
       EXPECT_EQ(a.grads[k].scalar_type(), at::kDouble);
       EXPECT_EQ(a.grads[k].sizes(), in[k].sizes());
     }
@@ -87,7 +92,9 @@ TEST(GradientOracle, MatmulScaleIsTheAbsoluteProduct) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_LT(max_rel_diff(r.grads[0], at::mm(g, b.t())), 1e-14);
   EXPECT_LT(max_rel_diff(r.grads[1], at::mm(a.t(), g)), 1e-14);
-  EXPECT_LT(max_rel_diff(r.scales[0], at::mm(g.abs(), b.abs().t())), 1e-14);
+  // |J|^T|g| = |g| @ |B|^T; dA = g B^T moves with B by the same magnitudes: sensitivity |g| @ |B|^T.
+  EXPECT_LT(max_rel_diff(r.sensitivity[0], at::mm(g.abs(), b.abs().t())), 1e-14);
+  EXPECT_LT(max_rel_diff(r.scales[0], 2 * at::mm(g.abs(), b.abs().t())), 1e-14);
   EXPECT_EQ(r.terms[1].max().item<int64_t>(), 3);  // dB sums over the M = 3 rows
 }
 
