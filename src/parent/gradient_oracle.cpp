@@ -23,6 +23,10 @@ constexpr double kFdStep = 6.0555e-6;
 // non-differentiable step inside an oracle), not rounding: it allows 1e-6 of the Jacobian's own
 // magnitude plus the difference quotient's rounding.
 constexpr double kDirectionalRel = 1e-6;
+// Relative step of the estimated sensitivity (a difference of finite-difference gradients): larger
+// than kFdStep so the inner differences' ~1e-10 noise stays ~1e-6 of the gradient; its O(h^2)
+// truncation is immaterial for a tolerance term.
+constexpr double kSensitivityStep = 1e-4;
 
 bool floating(const at::Tensor& t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
 
@@ -162,7 +166,7 @@ std::string fd_sensitivity(const std::string& id, const std::vector<at::Tensor>&
     for (size_t k = 0; k < x.size(); ++k)
       if (floating(x[k])) {
         const at::Tensor sign = at::sign(at::cos(at::arange(x[k].numel(), at::kDouble) * (0.7548 * d) + double(k + d)));
-        const at::Tensor step = kFdStep * x[k].abs() * sign.view(x[k].sizes());
+        const at::Tensor step = kSensitivityStep * x[k].abs() * sign.view(x[k].sizes());
         plus[k] = x[k] + step;
         minus[k] = x[k] - step;
       }
@@ -173,7 +177,7 @@ std::string fd_sensitivity(const std::string& id, const std::vector<at::Tensor>&
     for (size_t k = 0; k < x.size(); ++k)
       if (Jp[k].defined())
         (*sens)[k] = at::maximum((*sens)[k], (at::mv(Jp[k].t(), g) - at::mv(Jm[k].t(), g)).abs().view(x[k].sizes()) /
-                                                 (2 * kFdStep));
+                                                 (2 * kSensitivityStep));
   }
   return "";
 }

@@ -79,7 +79,9 @@ TEST(GradientOracle, FiniteDifferencesAgreeWithAutograd) {
       EXPECT_LT(max_rel_diff(f.grads[k], a.grads[k]), 1e-8) << op << " input " << k;
       // The finite-difference sensitivity is an estimate from three directions, never above the sum.
       EXPECT_LT(max_rel_diff(f.scales[k] - f.sensitivity[k], a.scales[k] - a.sensitivity[k]), 1e-8) << op << " " << k;
-      EXPECT_TRUE((f.sensitivity[k] <= a.sensitivity[k] * (1 + 1e-4) + 1e-9).all().item<bool>()) << op << " " << k;
+      // (up to the inner differences' noise, ~1e-6 of the gradient)
+      EXPECT_TRUE((f.sensitivity[k] <= a.sensitivity[k] * (1 + 1e-3) + 1e-5 * (a.grads[k].abs() + 1)).all().item<bool>())
+          << op << " " << k << ": " << (f.sensitivity[k] - a.sensitivity[k]).max().item<double>();
       EXPECT_EQ(a.grads[k].scalar_type(), at::kDouble);
       EXPECT_EQ(a.grads[k].sizes(), in[k].sizes());
     }
