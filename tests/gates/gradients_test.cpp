@@ -118,4 +118,51 @@ TEST(GradientsGate, ABackwardWithTheWrongSignatureIsAnError) {
   EXPECT_NE(v.message.find("backward"), std::string::npos) << v.message;
 }
 
+// Backwards that break the calling convention's contract: one kernel, several entries.
+TEST(GradientsGate, ContractOfTheReturnedGradientsIsChecked) {
+  char tmpl[] = "/tmp/gauntlet-gradients-contract-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string source = dir + "/softmax_bad_backwards.cpp";
+  std::ofstream(source) << R"(#include <torch/torch.h>
+torch::Tensor forward(const torch::Tensor& x, int64_t dim) {
+  return at::softmax(x.to(at::kDouble), dim).to(x.scalar_type());
+}
+static torch::Tensor dx(const torch::Tensor& x, int64_t dim, const torch::Tensor& g) {
+  const auto y = at::softmax(x.to(at::kDouble), dim);
+  const auto gd = g.to(at::kDouble);
+  return y * (gd - (y * gd).sum(dim, true));
+}
+torch::Tensor backward_float(const torch::Tensor& x, int64_t dim, const torch::Tensor& g) {
+  return dx(x, dim, g).to(at::kFloat);
+}
+std::vector<torch::Tensor> backward_two(const torch::Tensor& x, int64_t dim, const torch::Tensor& g) {
+  return {dx(x, dim, g).to(x.scalar_type()), g};
+}
+torch::Tensor backward_flat(const torch::Tensor& x, int64_t dim, const torch::Tensor& g) {
+  return dx(x, dim, g).to(x.scalar_type()).reshape({-1});
+}
+)";
+  GradRun r("controls/softmax.json");
+  r.manifest.source = source;
+  r.manifest.dtypes = {DType::Float16};
+  BuildRequest req;
+  req.source_path = source;
+  req.entries = {"forward", "backward_float", "backward_two", "backward_flat"};
+  BuildResult build = build_kernel(req, default_build_config());
+  ASSERT_TRUE(build.ok) << build.error;
+  CaseSpace f16(r.schema, r.manifest);
+  GateContext ctx{r.schema, r.manifest, f16, r.launcher, build.so_path, build.source_hash, "", 7, 1, r.replay_dir, ""};
+  for (const auto& [entry, says] : std::vector<std::pair<std::string, std::string>>{
+           {"backward_float", "has dtype Float, expected the input's Half"},
+           {"backward_two", "backward returned 2 tensors, expected one gradient per tensor input (1)"},
+           {"backward_flat", "has shape ["}}) {
+    r.manifest.backward_entry = entry;
+    GateVerdict v = make_gate("gradients")->run(ctx);
+    EXPECT_EQ(v.status, Status::Fail) << entry << ": " << v.message;
+    EXPECT_EQ(v.category, Category::WrongResult) << entry;
+    EXPECT_NE(v.message.find(says), std::string::npos) << entry << ": " << v.message;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
