@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/case.h"
 #include "gauntlet/gradient_oracle.h"
+#include "gauntlet/oracle.h"
 
 using namespace gauntlet;
 
@@ -120,6 +122,42 @@ TEST(GradientOracle, RefusalsComeBackAsErrors) {
   GradientOptions tiny;
   tiny.max_jacobian_entries = 10;
   EXPECT_FALSE(gradient_reference("softmax", {x}, {{"dim", int64_t(-1)}}, {x}, tiny).ok());
+}
+
+// Every op's oracle has a gradient reference on a small case of its own schema: by autograd (the
+// directional check agrees), except the elementwise oracles written as scalar loops (relu, gelu,
+// sigmoid, clamp), which leave the autograd graph and get central finite differences.
+TEST(GradientOracle, EveryOracleIsDifferentiableOnASmallCase) {
+  for (const std::string& op : oracle_ids()) {
+    std::vector<SchemaIssue> issues;
+    auto schema = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
+    ASSERT_TRUE(schema) << op;
+    KernelManifest manifest;
+    manifest.op = op;
+    CaseSpace space(*schema, manifest);
+    std::map<std::string, int64_t> dims;
+    for (const auto& [name, dom] : schema->dims) dims[name] = std::max<int64_t>(space.limits_for(name).first, 3);
+    AttrMap attrs;
+    for (const AttrSpec& a : schema->attributes) attrs[a.name] = a.default_value;
+    Case c;
+    std::string error;
+    ASSERT_TRUE(space.build(dims, 0, attrs, DType::Float32, Distribution::Normal, 11, &c, &error)) << op << ": " << error;
+    const std::vector<at::Tensor> in = materialize_all(c);
+    const OracleResult fwd = run_oracle(schema->oracle, in, c.attrs);
+    ASSERT_TRUE(fwd.ok()) << op << ": " << fwd.error;
+    std::vector<at::Tensor> g;
+    for (const at::Tensor& o : fwd.outputs) g.push_back(values(o.sizes().vec(), 0.9));
+    GradientReference r = gradient_reference(schema->oracle, in, c.attrs, g);
+    ASSERT_TRUE(r.ok()) << op << ": " << r.error;
+    const bool loops = op == "relu" || op == "gelu" || op == "sigmoid" || op == "clamp";
+    if (loops) EXPECT_EQ(r.method.rfind("finite differences", 0), 0u) << op << ": " << r.method;
+    else EXPECT_EQ(r.method, "autograd") << op;
+    EXPECT_EQ(r.grads.size(), in.size()) << op;
+    const at::Tensor x = in[0].to(at::kDouble);
+    if (op == "sigmoid")
+      EXPECT_LT(max_rel_diff(r.grads[0], at::sigmoid(x) * (1 - at::sigmoid(x)) * g[0]), 1e-8);
+    if (op == "relu") EXPECT_LT(max_rel_diff(r.grads[0], (x > 0).to(at::kDouble) * g[0]), 1e-8);
+  }
 }
 
 TEST(GradientOracle, ToleranceIsTheReductionFormOfTheForwards) {
