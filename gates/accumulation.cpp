@@ -107,7 +107,8 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
 
 // A case of one plan and dtype: contiguous inputs, the reduced dim last where the op has a dim
 // attribute (unless the manifest fixes it), row patterns laid along that dim.
-bool make_case(const CaseSpace& space, const Plan& plan, DType dtype, uint64_t seed, Case* c, std::string* why) {
+bool make_case(const CaseSpace& space, const Plan& plan, DType dtype, uint64_t seed,
+               const std::map<std::string, int64_t>& dims, Case* c, std::string* why) {
   const OpSchema& s = space.schema();
   AttrMap attrs;
   for (const AttrSpec& a : s.attributes) {
@@ -116,7 +117,7 @@ bool make_case(const CaseSpace& space, const Plan& plan, DType dtype, uint64_t s
                     : !a.dim_of.empty()                    ? AttrValue(int64_t(-1))
                                                            : a.default_value;
   }
-  if (!space.build(dims_for(space), 0, attrs, dtype, plan.fills.front(), seed, c, why)) return false;
+  if (!space.build(dims, 0, attrs, dtype, plan.fills.front(), seed, c, why)) return false;
   int64_t axis = -1;
   if (s.reduction && !s.reduction->dim_attr.empty()) {
     auto it = attrs.find(s.reduction->dim_attr);
@@ -191,7 +192,8 @@ class AccumulationGate : public Gate {
           Case c;
           std::string error;
           const uint64_t index = uint64_t(stats.cases);
-          if (!make_case(ctx.space, plan, dtype, ctx.case_seed(name(), index), &c, &error)) {
+          const uint64_t seed = ctx.case_seed(name(), index);
+          if (!make_case(ctx.space, plan, dtype, seed, dims_for(ctx.space), &c, &error)) {
             stats.unbuilt.push_back(std::string(dtype_name(dtype)) + " " + plan.name + ": " + error);
             continue;
           }
@@ -199,6 +201,7 @@ class AccumulationGate : public Gate {
           ++stats.cases;
           CaseRun run = run_case(ctx, *session, c);
           GateVerdict cv = judge(ctx, run, &stats);
+          if (cv.status == Status::Fail) shrink(ctx, *session, plan, dtype, seed, &run, &cv);
           if (cv.status != Status::Pass) {
             cv.cases = stats.cases;
             if (cv.status != Status::HarnessError) cv.replay = write_replay(ctx, name(), run, cv);
@@ -244,6 +247,45 @@ class AccumulationGate : public Gate {
     int64_t max_terms = 0;
     std::vector<std::string> unbuilt;
   };
+
+  // Greedy shrinking of a failing case: halve one dim at a time (same plan, dtype and seed) while the
+  // case still fails, so the report shows the smallest failing size (e.g. how long a row must be, or
+  // how many rows, before a fast path with a narrow accumulator is taken). A crash or a pass ends a
+  // direction; at most kShrinkSteps extra kernel calls.
+  void shrink(GateContext& ctx, WorkerSession& session, const Plan& plan, DType dtype, uint64_t seed, CaseRun* run,
+              GateVerdict* verdict) {
+    constexpr int kShrinkSteps = 16;
+    std::map<std::string, int64_t> dims = run->c.dims;
+    int steps = 0;
+    for (bool progress = true; progress && steps < kShrinkSteps;) {
+      progress = false;
+      for (const auto& [d, size] : dims) {
+        const int64_t lo = std::max<int64_t>(ctx.space.limits_for(d).first, 1);
+        if (size <= lo || steps >= kShrinkSteps) continue;
+        std::map<std::string, int64_t> trial = dims;
+        trial[d] = std::max(lo, size / 2);
+        Case c;
+        std::string why;
+        if (!make_case(ctx.space, plan, dtype, seed, trial, &c, &why)) continue;
+        c.index = run->c.index;
+        ++steps;
+        CaseRun t = run_case(ctx, session, c);
+        Stats scratch;
+        GateVerdict v = judge(ctx, t, &scratch);
+        if (v.status != Status::Fail) {
+          if (t.outcome.kind != Outcome::Kind::Ok) steps = kShrinkSteps;  // the child may be gone
+          continue;
+        }
+        dims = trial;
+        *run = std::move(t);
+        *verdict = v;
+        progress = true;
+        break;
+      }
+    }
+    verdict->evidence["shrink_steps"] = steps;
+    verdict->evidence["smallest_case"] = run->c.label;
+  }
 
   // The dtype's range is narrower than the accumulator the schema declares (float16 under float32).
   static bool narrow_range(const GateContext& ctx, DType dtype) {
