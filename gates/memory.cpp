@@ -366,7 +366,11 @@ class MemoryGate : public Gate {
     SandboxOptions opts = ctx.launcher.options();
     opts.use_zygote = false;         // the runtime must be preloaded at exec
     opts.memory_limit_bytes = 0;     // no RLIMIT_DATA: ASan reserves terabytes of shadow address space
-    opts.extra_env = {"LD_PRELOAD=" + runtime, kAsanOptions};
+    std::string asan_options = kAsanOptions;
+    // RLIMIT_DATA's stand-in: ASan's own RSS watchdog (a background thread) at the same limit.
+    if (ctx.launcher.options().memory_limit_bytes > 0)
+      asan_options += ":hard_rss_limit_mb=" + std::to_string(std::max<int64_t>(1, ctx.launcher.options().memory_limit_bytes >> 20));
+    opts.extra_env = {"LD_PRELOAD=" + runtime, asan_options};
     out.launcher = std::make_unique<Launcher>(opts);
     GateVerdict failed;
     // No canaries here: ASan's own redzones must sit right against each buffer.
@@ -381,8 +385,18 @@ class MemoryGate : public Gate {
     run.outcome = timed_call(ctx, *asan.session, c, inputs);
     ++asan.cases;
     if (run.outcome.kind == Outcome::Kind::Ok) return passed();
-    const memory_gate::AsanReport rep = memory_gate::parse_asan_report(asan.session->captured_output(size_t(1) << 16));
+    const std::string text = asan.session->captured_output(size_t(1) << 16);
+    const memory_gate::AsanReport rep = memory_gate::parse_asan_report(text);
     if (!rep.found) return error_from(ctx, run, "AddressSanitizer build; the plain build ran this case");
+    if (text.find("rss limit exhausted") != std::string::npos) {
+      GateVerdict v = verdict_from_outcome(kGate, run);
+      v.status = Status::Error;
+      v.category = Category::OutOfMemory;
+      v.message = "case " + c.label + ": the AddressSanitizer build exceeded the memory limit (ASan's RSS watchdog)";
+      v.cases = 1;
+      v.replay = write_replay(ctx, kGate, run, v);
+      return v;
+    }
     // An invalid access is a memory-safety violation whatever the result: fail, category crash
     // (what it is in a build without the sanitizer on an unlucky day).
     std::string msg = "AddressSanitizer: " + rep.kind;
