@@ -36,9 +36,12 @@ std::string first_sentence(const std::string& s) {
   return s;
 }
 
+// Points into `kernel` itself (value() would return a copy that dies with the loop).
 const json* gate_of(const json& kernel, const std::string& name) {
-  for (const json& g : kernel.value("gates", json::array()))
-    if (g.value("name", "") == name) return &g;
+  const auto it = kernel.find("gates");
+  if (it == kernel.end() || !it->is_array()) return nullptr;
+  for (const json& g : *it)
+    if (g.is_object() && g.value("name", "") == name) return &g;
   return nullptr;
 }
 
@@ -83,7 +86,8 @@ int render(const json& kernels, std::ostream& out) {
     std::vector<std::string> failing;
     for (const json& g : k.value("gates", json::array()))
       if (g.value("status", "") == "fail" || g.value("status", "") == "error") failing.push_back(g.value("name", ""));
-    for (const auto& [gate, rule] : expected.value("gates", json::object()).items()) {
+    const json declared = expected.value("gates", json::object());  // named: items() of a temporary dangles
+    for (const auto& [gate, rule] : declared.items()) {
       if (gate == "*" || rule.value("status", "") != "fail") continue;
       Row r;
       r.manifest = manifest;
