@@ -1,6 +1,7 @@
 // Gate 12, provenance: the kernel computes the result itself (no forbidden ATen operator) and its output follows its inputs.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "gauntlet/gate.h"
@@ -10,7 +11,7 @@
 namespace gauntlet {
 namespace {
 
-// Single-element changes tried per floating input and case; each must move the oracle's output
+// Single-element changes tried per input (floating, or index) and case; each must move the oracle's output
 // beyond the tolerance, or it is not evidence (relu of a negative number, a non-maximal element).
 constexpr int kPerturbationsPerInput = 2;
 constexpr int kPositionsTried = 8;
@@ -23,6 +24,12 @@ double perturbed_value(double old, bool positive) {
   const double step = std::max(0.75, std::fabs(old));
   if (positive) return std::fabs(old) + step;
   return old >= 0 ? old - 2 * step : old + 2 * step;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
 }
 
 struct Judged {
@@ -210,8 +217,8 @@ class ProvenanceGate : public Gate {
     const TensorRecipe& r = perturbed.tensors.at(which);
     const auto& [idx, value] = r.specials.back();
     const double old = base.inputs.at(which).contiguous().reshape({-1})[idx].item<double>();
-    const std::string change = r.name + index_text(base.inputs.at(which).sizes(), idx) + " from " +
-                               std::to_string(old) + " to " + std::to_string(value);
+    const std::string change = r.name + index_text(base.inputs.at(which).sizes(), idx) + " from " + number(old) +
+                               " to " + number(value);
     const std::string what =
         unchanged ? "the output did not change at all when " + change +
                         " (the reference did): the result ignores that input or comes from a cache keyed on part of it"
@@ -229,14 +236,20 @@ class ProvenanceGate : public Gate {
     for (size_t t = 0; t < c.tensors.size(); ++t) {
       const TensorRecipe& r = c.tensors[t];
       const int64_t n = base.inputs[t].numel();
-      if (!is_floating(r.dtype) || r.distribution == Distribution::Index || n == 0) continue;
+      const bool index = r.distribution == Distribution::Index;
+      if (n == 0 || (index ? r.high - r.low < 2 : !is_floating(r.dtype))) continue;
       const at::Tensor flat = base.inputs[t].contiguous().reshape({-1}).to(at::kDouble);
       int done = 0;
       for (int attempt = 0; attempt < kPositionsTried && done < kPerturbationsPerInput; ++attempt) {
         // The last element first (a cache keyed on leading elements, a loop that stops short), then random ones.
         const int64_t idx = attempt == 0 ? n - 1 : int64_t(rng::below(seed, 0x50524F56ull + t, uint64_t(attempt), uint64_t(n)));
         Case p = c;
-        p.tensors[t].specials.push_back({idx, perturbed_value(flat[idx].item<double>(), r.positive)});
+        const double old = flat[idx].item<double>();
+        // An index moves to another valid index (a lookup that ignores it, or caches on others, shows).
+        const double moved_to =
+            index ? double(r.low + (int64_t(old) - r.low + 1 + int64_t(rng::below(seed, 0x49445831ull + t, uint64_t(attempt), uint64_t(r.high - r.low - 1)))) % (r.high - r.low))
+                  : perturbed_value(old, r.positive);
+        p.tensors[t].specials.push_back({idx, moved_to});
         p.label = c.label + " with " + r.name + "[" + std::to_string(idx) + "] changed";
         // Only changes the reference notices beyond the tolerance are evidence of dependence.
         const std::vector<at::Tensor> inputs = materialize_all(p);

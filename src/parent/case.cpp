@@ -135,6 +135,9 @@ at::Tensor materialize(const TensorRecipe& r) {
     int64_t* p = t.data_ptr<int64_t>();
     const uint64_t span = uint64_t(std::max<int64_t>(1, r.high - r.low));
     for (int64_t i = 0; i < n; ++i) p[i] = r.low + int64_t(rng::below(r.seed, r.stream, uint64_t(i), span));
+    // Pinned indices (the provenance gate's single-element changes), kept inside [low, high).
+    for (const auto& [index, value] : r.specials)
+      if (index >= 0 && index < n) p[index] = std::clamp(int64_t(value), r.low, std::max(r.low, r.high - 1));
     at::Tensor out = t.view(r.shape);
     if (r.dtype != DType::Int64) out = out.to(*wire::to_scalar_type(r.dtype));
     // Index tensors take their layout too (the schemas allow strided, offset and expanded indices).

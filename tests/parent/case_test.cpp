@@ -54,6 +54,21 @@ TEST(Case, IndexRecipesStayInRange) {
   EXPECT_LT(t.max().item<int64_t>(), 17);
 }
 
+TEST(Case, PinnedIndicesArePlacedAndKeptInRange) {
+  TensorRecipe r = recipe(DType::Int64, Distribution::Index, {50});
+  r.low = 2;
+  r.high = 9;
+  const at::Tensor base = materialize(r);
+  r.specials = {{3, 7.0}, {10, 100.0}, {11, -5.0}};
+  const at::Tensor pinned = materialize(r);
+  EXPECT_EQ(pinned[3].item<int64_t>(), 7);
+  EXPECT_EQ(pinned[10].item<int64_t>(), 8);  // clamped into [low, high)
+  EXPECT_EQ(pinned[11].item<int64_t>(), 2);
+  at::Tensor rest = pinned.clone();
+  for (int64_t i : {3, 10, 11}) rest[i] = base[i];
+  EXPECT_TRUE(at::equal(rest, base)) << "only the pinned positions change";
+}
+
 TEST(Case, PinnedDigestOfAFixedRecipe) {
   // Changing the generator, the distributions or the rounding changes every replay file: this
   // digest pins them.
