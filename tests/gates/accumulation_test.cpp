@@ -7,19 +7,14 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 #include "gauntlet/numerics.h"
 #include "gauntlet/superacc.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
 
 namespace {
-
-OpSchema schema_of(const std::string& op) {
-  std::vector<SchemaIssue> issues;
-  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
-  EXPECT_TRUE(s) << op;
-  return *s;
-}
 
 TensorRecipe row_recipe(Distribution d, DType dt, std::vector<int64_t> shape, int64_t axis) {
   TensorRecipe r;
@@ -111,33 +106,9 @@ TEST(AccumulationGenerators, RecipesRoundTripWithTheirAxis) {
 }
 
 // A real gate run on a corpus kernel, in the sandbox.
-struct RealRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
-
-  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 5) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    schema = schema_of(manifest.op);
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-accumulation-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", seed, 1, replay_dir, ""});
-  }
-  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+struct RealRun : CorpusKernelRun {
+  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 5)
+      : CorpusKernelRun(rel_manifest, seed, "accumulation") {}
 };
 
 TEST(AccumulationGate, ControlsPassAgainstTheExactOracle) {

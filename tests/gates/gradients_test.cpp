@@ -6,43 +6,17 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
 
 namespace {
 
 // A real gate run on a corpus kernel (forward and backward built into one object), in the sandbox.
-struct GradRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
-
-  explicit GradRun(const std::string& rel_manifest, uint64_t seed = 7) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    std::vector<SchemaIssue> issues;
-    auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + manifest.op + ".json", &issues);
-    EXPECT_TRUE(s) << manifest.op;
-    schema = *s;
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-gradients-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", seed, 1, replay_dir, ""});
-  }
-  ~GradRun() { std::filesystem::remove_all(replay_dir); }
+struct GradRun : CorpusKernelRun {
+  explicit GradRun(const std::string& rel_manifest, uint64_t seed = 7)
+      : CorpusKernelRun(rel_manifest, seed, "gradients") {}
 };
 
 TEST(GradientsGate, ControlBackwardsPassInEveryDtype) {

@@ -6,8 +6,11 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
+using gauntlet::testing::load_test_schema;
 
 // gates/layouts.cpp has no header of its own (one file per gate): its testable piece is declared
 // here exactly as defined there.
@@ -16,13 +19,6 @@ std::vector<std::string> effective_layouts(const InputSpec& in, const std::vecto
 }  // namespace gauntlet::layouts_gate
 
 namespace {
-
-OpSchema schema_of(const std::string& op) {
-  std::vector<SchemaIssue> issues;
-  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
-  EXPECT_TRUE(s) << op;
-  return *s;
-}
 
 bool bytes_equal(const at::Tensor& a, const at::Tensor& b) {
   const at::Tensor x = a.contiguous(), y = b.contiguous();
@@ -38,7 +34,7 @@ TEST(LayoutsCases, EffectiveLayoutsAreNonContiguousViewsOfTheSameValues) {
   int checked = 0;
   std::set<std::string> seen;
   for (const std::string& op : oracle_ids()) {
-    OpSchema s = schema_of(op);
+    OpSchema s = load_test_schema(op);
     KernelManifest m;
     CaseSpace space(s, m);
     Case c;
@@ -77,7 +73,7 @@ TEST(LayoutsCases, EffectiveLayoutsAreNonContiguousViewsOfTheSameValues) {
 }
 
 TEST(LayoutsCases, LayoutsThatChangeNothingAreNotOffered) {
-  OpSchema s = schema_of("conv2d");
+  OpSchema s = load_test_schema("conv2d");
   const InputSpec& x = s.inputs[0];
   auto has = [](const std::vector<std::string>& v, const std::string& l) { return std::find(v.begin(), v.end(), l) != v.end(); };
   // [1,1,5,1]: transposing the last two dims of a width-1 image keeps contiguous strides, and one
@@ -97,33 +93,9 @@ TEST(LayoutsCases, LayoutsThatChangeNothingAreNotOffered) {
 }
 
 // A real gate run on a corpus kernel, in the sandbox.
-struct RealRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
-
-  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 7) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    schema = schema_of(manifest.op);
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-layouts-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", seed, 1, replay_dir, ""});
-  }
-  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+struct RealRun : CorpusKernelRun {
+  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 7)
+      : CorpusKernelRun(rel_manifest, seed, "layouts") {}
   GateVerdict run() { return make_gate("layouts")->run(*ctx); }
 };
 

@@ -6,8 +6,10 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
 
 // gates/memory.cpp has no header of its own (one file per gate): its testable pieces are declared
 // here exactly as defined there.
@@ -48,42 +50,11 @@ TEST(MemoryAsanReport, RuntimeIsAnAbsolutePathOrNothing) {
   EXPECT_EQ(mg::asan_runtime("/nonexistent/compiler"), "");
 }
 
-OpSchema schema_of(const std::string& op) {
-  std::vector<SchemaIssue> issues;
-  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
-  EXPECT_TRUE(s) << op;
-  return *s;
-}
-
 // The memory gate run on a corpus kernel, in the real sandbox.
-struct MemoryRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
+struct MemoryRun : CorpusKernelRun {
+  explicit MemoryRun(const std::string& rel_manifest) : CorpusKernelRun(rel_manifest, 11, "memory") {}
   std::unique_ptr<Gate> gate = make_gate("memory");
 
-  explicit MemoryRun(const std::string& rel_manifest) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    schema = schema_of(manifest.op);
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-memory-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", 11, 1, replay_dir, ""});
-  }
-  ~MemoryRun() { std::filesystem::remove_all(replay_dir); }
   GateVerdict run() { return gate->run(*ctx); }
   // The failing case from the replay file, checked again.
   GateVerdict replay(const GateVerdict& v) {

@@ -19,8 +19,9 @@ inline OpSchema load_test_schema(const std::string& op) {
   return s ? *s : OpSchema{};
 }
 
-// `rel_manifest` is relative to corpus/ (e.g. "controls/sum.json"); replay files go to a
-// temporary folder removed with the object.
+// `rel_manifest` is relative to corpus/ (e.g. "controls/sum.json"); the kernel is built with its
+// forward entry and, where the manifest names one, its backward entry (as verify builds it);
+// replay files go to a temporary folder /tmp/gauntlet-<tag>-test-XXXXXX removed with the object.
 struct CorpusKernelRun {
   OpSchema schema;
   KernelManifest manifest;
@@ -30,7 +31,7 @@ struct CorpusKernelRun {
   std::string replay_dir;
   std::unique_ptr<GateContext> ctx;
 
-  explicit CorpusKernelRun(const std::string& rel_manifest, uint64_t seed = 5) {
+  explicit CorpusKernelRun(const std::string& rel_manifest, uint64_t seed = 5, const std::string& tag = "gate") {
     std::string error;
     auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
     EXPECT_TRUE(m) << error;
@@ -43,8 +44,8 @@ struct CorpusKernelRun {
     build = build_kernel(req, default_build_config());
     EXPECT_TRUE(build.ok) << build.error;
     space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-gate-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
+    std::string tmpl = "/tmp/gauntlet-" + tag + "-test-XXXXXX";
+    replay_dir = mkdtemp(tmpl.data());
     ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
                                                     build.source_hash, "", seed, 1, replay_dir, ""});
   }

@@ -6,8 +6,11 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
+using gauntlet::testing::load_test_schema;
 
 // gates/shapes.cpp has no header of its own (one file per gate): its testable pieces are declared
 // here exactly as defined there.
@@ -26,17 +29,10 @@ namespace {
 
 namespace sg = gauntlet::shapes_gate;
 
-OpSchema schema_of(const std::string& op) {
-  std::vector<SchemaIssue> issues;
-  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
-  EXPECT_TRUE(s) << op;
-  return *s;
-}
-
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 TEST(ShapesCandidates, PrimesTileEdgesHazardsLargestAndZeroAscending) {
-  OpSchema s = schema_of("matmul");  // M: 1..8192, zero allowed
+  OpSchema s = load_test_schema("matmul");  // M: 1..8192, zero allowed
   KernelManifest m;
   CaseSpace space(s, m);
   const auto c = sg::size_candidates(space, "M");
@@ -55,7 +51,7 @@ TEST(ShapesCandidates, PrimesTileEdgesHazardsLargestAndZeroAscending) {
 }
 
 TEST(ShapesCandidates, NoZeroWhereTheSchemaExcludesIt) {
-  OpSchema s = schema_of("softmax");  // N: zero_allowed false
+  OpSchema s = load_test_schema("softmax");  // N: zero_allowed false
   KernelManifest m;
   CaseSpace space(s, m);
   const auto c = sg::size_candidates(space, "N");
@@ -66,7 +62,7 @@ TEST(ShapesCandidates, NoZeroWhereTheSchemaExcludesIt) {
 }
 
 TEST(ShapesCandidates, TheManifestNarrowsThem) {
-  OpSchema s = schema_of("softmax");
+  OpSchema s = load_test_schema("softmax");
   KernelManifest m;
   m.shapes["N"].min = 2;
   m.shapes["N"].max = 1000;
@@ -87,7 +83,7 @@ Case build_case(const CaseSpace& space, const std::map<std::string, int64_t>& di
 }
 
 TEST(ShapesBudget, CapsElementsOfInputsAndOutputsAndTheOraclesFlops) {
-  OpSchema mm = schema_of("matmul");
+  OpSchema mm = load_test_schema("matmul");
   KernelManifest m;
   CaseSpace space(mm, m);
   const sg::Budget b = sg::sweep_budget(1);
@@ -101,7 +97,7 @@ TEST(ShapesBudget, CapsElementsOfInputsAndOutputsAndTheOraclesFlops) {
   EXPECT_FALSE(sg::within_budget(mm, build_case(space, {{"M", 256}, {"K", 256}, {"N", 256}}), b, &why));
   EXPECT_NE(why.find("flops"), std::string::npos) << why;
 
-  OpSchema emb = schema_of("embedding");
+  OpSchema emb = load_test_schema("embedding");
   CaseSpace es(emb, m);
   const Case big_v = build_case(es, {{"V", 1048576}, {"D", 1}, {"N", 1}});
   EXPECT_FALSE(sg::within_budget(emb, big_v, b, &why));
@@ -137,33 +133,8 @@ TEST(ShapesCase, OutsideContractSurvivesJson) {
 }
 
 // A real gate run on a corpus kernel, in the sandbox.
-struct RealRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
-
-  explicit RealRun(const std::string& rel_manifest) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    schema = schema_of(manifest.op);
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-shapes-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", 7, 1, replay_dir, ""});
-  }
-  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+struct RealRun : CorpusKernelRun {
+  explicit RealRun(const std::string& rel_manifest) : CorpusKernelRun(rel_manifest, 7, "shapes") {}
   GateVerdict run() { return make_gate("shapes")->run(*ctx); }
 };
 

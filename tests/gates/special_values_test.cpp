@@ -8,10 +8,13 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 #include "gauntlet/oracle.h"
 #include "gauntlet/property.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
+using gauntlet::testing::load_test_schema;
 
 // gates/special_values.cpp has no header of its own (one file per gate): its testable pieces are
 // declared here exactly as defined there. `where`: 0 first, 1 last, 2 random, 3 tile edge, 4 row,
@@ -35,13 +38,6 @@ std::vector<int64_t> positions(const std::vector<int64_t>& shape, Where w, uint6
   auto v = special_values::placement_indices(shape, w, axis, a, b, &what);
   EXPECT_FALSE(what.empty());
   return v;
-}
-
-OpSchema schema_of(const std::string& op) {
-  std::vector<SchemaIssue> issues;
-  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
-  EXPECT_TRUE(s) << op;
-  return *s;
 }
 
 TEST(SpecialValuesPositions, FirstLastAndRandomElements) {
@@ -108,7 +104,7 @@ TEST(SpecialValuesPositions, TileEdgesCoverEveryTileAndOffsetWhenTheTensorIsBigE
 
 // Cases drawn inside a RapidCheck property, as the gate draws them, collected without a kernel.
 std::vector<Case> drawn_cases(const std::string& op, int n) {
-  OpSchema schema = schema_of(op);
+  OpSchema schema = load_test_schema(op);
   KernelManifest manifest;
   CaseSpace space(schema, manifest);
   Launcher launcher{SandboxOptions{}};
@@ -194,33 +190,9 @@ TEST(SpecialValuesOracle, SdpaScaleIgnoresKeysOfWeightZero) {
 }
 
 // A real gate run on a corpus kernel, in the sandbox.
-struct RealRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
-
-  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 5) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    schema = schema_of(manifest.op);
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-special-values-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", seed, 1, replay_dir, ""});
-  }
-  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+struct RealRun : CorpusKernelRun {
+  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 5)
+      : CorpusKernelRun(rel_manifest, seed, "special-values") {}
 };
 
 TEST(SpecialValuesGate, ControlsPass) {

@@ -6,8 +6,11 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
+using gauntlet::testing::load_test_schema;
 
 // gates/statelessness.cpp has no header of its own (one file per gate): its testable pieces are
 // declared here exactly as defined there.
@@ -25,13 +28,6 @@ namespace {
 
 namespace sg = gauntlet::statelessness_gate;
 
-OpSchema schema_of(const std::string& op) {
-  std::vector<SchemaIssue> issues;
-  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
-  EXPECT_TRUE(s) << op;
-  return *s;
-}
-
 Case build_case(const CaseSpace& space, const std::map<std::string, int64_t>& dims, size_t alt, AttrMap attrs) {
   Case c;
   std::string why;
@@ -46,7 +42,7 @@ int64_t numel(const TensorRecipe& r) {
 }
 
 TEST(StatelessnessPlan, BsDifferInValuesAttributesAndShapeAndAReturnsBetweenThem) {
-  OpSchema s = schema_of("softmax");
+  OpSchema s = load_test_schema("softmax");
   KernelManifest m;
   CaseSpace space(s, m);
   const Case a = build_case(space, {{"B", 1}, {"M", 5}, {"N", 7}}, 0, {{"dim", int64_t(-1)}});
@@ -69,7 +65,7 @@ TEST(StatelessnessPlan, BsDifferInValuesAttributesAndShapeAndAReturnsBetweenThem
 }
 
 TEST(StatelessnessPlan, DoubleAttributesMoveInsideTheirConstraints) {
-  OpSchema s = schema_of("clamp");
+  OpSchema s = load_test_schema("clamp");
   KernelManifest m;
   CaseSpace space(s, m);
   const Case a = build_case(space, {{"B", 1}, {"M", 1}, {"N", 4}}, 0, {{"lo", -0.5}, {"hi", 0.5}});
@@ -91,7 +87,7 @@ TEST(StatelessnessPlan, DoubleAttributesMoveInsideTheirConstraints) {
 
 std::vector<bool> batch_of(const std::string& op, const std::map<std::string, int64_t>& dims, size_t alt, AttrMap attrs,
                            std::string* why) {
-  OpSchema s = schema_of(op);
+  OpSchema s = load_test_schema(op);
   KernelManifest m;
   CaseSpace space(s, m);
   return sg::batch_inputs(s, build_case(space, dims, alt, attrs), alt, why);
@@ -124,33 +120,9 @@ TEST(StatelessnessBatch, TheLeadingDimIsABatchOnlyWhereTheOpMapsItRowByRow) {
 }
 
 // A real gate run on a corpus kernel, in the sandbox.
-struct RealRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
-
-  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 7) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    schema = schema_of(manifest.op);
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-statelessness-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", seed, 1, replay_dir, ""});
-  }
-  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+struct RealRun : CorpusKernelRun {
+  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 7)
+      : CorpusKernelRun(rel_manifest, seed, "statelessness") {}
   GateVerdict run() { return make_gate("statelessness")->run(*ctx); }
 };
 

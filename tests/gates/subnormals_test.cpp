@@ -8,10 +8,13 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "real_run.h"
 #include "gauntlet/numerics.h"
 #include "gauntlet/oracle.h"
 
 using namespace gauntlet;
+using gauntlet::testing::CorpusKernelRun;
+using gauntlet::testing::load_test_schema;
 
 // gates/subnormals.cpp has no header of its own (one file per gate): its testable pieces are
 // declared here exactly as defined there.
@@ -33,13 +36,6 @@ namespace {
 
 using subnormals::Mix;
 
-OpSchema schema_of(const std::string& op) {
-  std::vector<SchemaIssue> issues;
-  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
-  EXPECT_TRUE(s) << op;
-  return *s;
-}
-
 bool uses(const std::vector<subnormals::Plan>& plans, Distribution d) {
   for (const auto& p : plans)
     for (const auto& f : p.fills)
@@ -49,7 +45,7 @@ bool uses(const std::vector<subnormals::Plan>& plans, Distribution d) {
 
 TEST(SubnormalsPlans, EveryOpGetsSubnormalsAndItsOwnEdgeCases) {
   for (const std::string& op : oracle_ids()) {
-    const OpSchema s = schema_of(op);
+    const OpSchema s = load_test_schema(op);
     const auto plans = subnormals::plans_for(s);
     size_t floating = 0;
     for (const InputSpec& in : s.inputs) floating += in.values.kind != "index";
@@ -71,9 +67,9 @@ TEST(SubnormalsPlans, EveryOpGetsSubnormalsAndItsOwnEdgeCases) {
     EXPECT_TRUE(uses(plans, Distribution::NearMinNormal) || op == "softmax") << op;
   }
   for (const char* op : {"softmax", "log_softmax", "logsumexp", "cross_entropy", "sdpa"})
-    EXPECT_TRUE(uses(subnormals::plans_for(schema_of(op)), Distribution::LargeLogits)) << op;
+    EXPECT_TRUE(uses(subnormals::plans_for(load_test_schema(op)), Distribution::LargeLogits)) << op;
   for (const char* op : {"layer_norm", "rms_norm"})
-    EXPECT_TRUE(uses(subnormals::plans_for(schema_of(op)), Distribution::TinySpread)) << op;
+    EXPECT_TRUE(uses(subnormals::plans_for(load_test_schema(op)), Distribution::TinySpread)) << op;
 }
 
 TEST(SubnormalsPlans, ExpWindowValuesLandWhereExpIsSubnormal) {
@@ -115,33 +111,9 @@ TEST(SubnormalsPlans, EdgeValuesAreTheDtypeThresholds) {
 }
 
 // A real gate run on a corpus kernel, in the sandbox.
-struct RealRun {
-  OpSchema schema;
-  KernelManifest manifest;
-  BuildResult build;
-  std::unique_ptr<CaseSpace> space;
-  Launcher launcher{SandboxOptions{}};
-  std::string replay_dir;
-  std::unique_ptr<GateContext> ctx;
-
-  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 5) {
-    std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
-    EXPECT_TRUE(m) << error;
-    manifest = *m;
-    schema = schema_of(manifest.op);
-    BuildRequest req;
-    req.source_path = manifest.source;
-    req.entries = {manifest.entry};
-    build = build_kernel(req, default_build_config());
-    EXPECT_TRUE(build.ok) << build.error;
-    space = std::make_unique<CaseSpace>(schema, manifest);
-    char tmpl[] = "/tmp/gauntlet-subnormals-test-XXXXXX";
-    replay_dir = mkdtemp(tmpl);
-    ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
-                                                    build.source_hash, "", seed, 1, replay_dir, ""});
-  }
-  ~RealRun() { std::filesystem::remove_all(replay_dir); }
+struct RealRun : CorpusKernelRun {
+  explicit RealRun(const std::string& rel_manifest, uint64_t seed = 5)
+      : CorpusKernelRun(rel_manifest, seed, "subnormals") {}
 };
 
 TEST(SubnormalsGate, ControlsPassWithSubnormalAndOverflowedResultsChecked) {
