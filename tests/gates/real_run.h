@@ -19,7 +19,7 @@ inline OpSchema load_test_schema(const std::string& op) {
   return s ? *s : OpSchema{};
 }
 
-// `rel_manifest` is relative to corpus/ (e.g. "controls/sum.json"); the kernel is built with its
+// `rel_manifest` is relative to corpus/ (e.g. "controls/sum.json") or absolute; the kernel is built with its
 // forward entry and, where the manifest names one, its backward entry (as verify builds it);
 // replay files go to a temporary folder /tmp/gauntlet-<tag>-test-XXXXXX removed with the object.
 struct CorpusKernelRun {
@@ -33,7 +33,10 @@ struct CorpusKernelRun {
 
   explicit CorpusKernelRun(const std::string& rel_manifest, uint64_t seed = 5, const std::string& tag = "gate") {
     std::string error;
-    auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest, &error);
+    // An absolute path is taken as it is (manifests a test writes itself).
+    const std::string path =
+        rel_manifest.rfind('/', 0) == 0 ? rel_manifest : std::string(GAUNTLET_SOURCE_DIR) + "/corpus/" + rel_manifest;
+    auto m = load_manifest(path, &error);
     EXPECT_TRUE(m) << error;
     if (m) manifest = *m;
     schema = load_test_schema(manifest.op);
