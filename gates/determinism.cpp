@@ -216,7 +216,13 @@ class SecondProcess {
       failed->message = "cannot start a second sandboxed worker: " + error;
       return nullptr;
     }
-    Outcome o = session_->load(ctx_.so_path, ctx_.manifest.entry, kSecondPoison, kSecondThreads);
+    wire::LoadRequest second;
+    second.so_path = ctx_.so_path;
+    second.entry = ctx_.manifest.entry;
+    second.poison_byte = kSecondPoison;
+    second.intra_op_threads = kSecondThreads;
+    second.device = ctx_.manifest.device;
+    Outcome o = session_->load(second);
     if (o.kind != Outcome::Kind::Ok) {
       session_.reset();
       failed->status = status_for(o.kind);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <regex>
 
+#include <unistd.h>
+
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
@@ -85,6 +87,7 @@ std::unique_ptr<WorkerSession> open_child(GateContext& ctx, Launcher& launcher, 
     req.entry = ctx.manifest.entry;
     req.poison_byte = poison;
     req.guard_bytes = guard;
+    req.device = ctx.manifest.device;
     Outcome o = s->load(req);
     if (o.kind != Outcome::Kind::Ok) {
       failed->status = status_for(o.kind);

@@ -100,6 +100,10 @@ struct LoadRequest {
   // Memory gate: >0 puts this many canary bytes (a multiple of 64, so returned pointers keep
   // their 64-byte alignment) before and after every fresh CPU allocation and reports breaches.
   uint32_t guard_bytes = 0;
+  // "cpu" or "cuda" (the manifest's device). For "cuda" the worker copies each case's inputs to the
+  // GPU before the call and the outputs back after it. Encoded only when not "cpu", so a CPU
+  // LoadRequest's bytes are what they were before the field existed.
+  std::string device = "cpu";
 };
 struct LoadReply {
   bool ok = false;

@@ -326,6 +326,7 @@ std::string encode(const LoadRequest& m) {
   w.u32(uint32_t(m.intra_op_threads));
   w.u8(m.record_ops);
   w.u32(m.guard_bytes);
+  if (m.device != "cpu") w.str(m.device);  // optional trailing field (absent: cpu)
   return std::move(w.bytes());
 }
 bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
@@ -341,6 +342,9 @@ bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
   m->record_ops = record != 0;
   r.u32(&m->guard_bytes);
   if (m->guard_bytes % 64 || m->guard_bytes > (1u << 20)) return (*why = "bad guard size", false);
+  m->device = "cpu";
+  if (r.ok() && !r.at_end()) r.str(&m->device);
+  if (m->device != "cpu" && m->device != "cuda") return (*why = "bad device '" + m->device + "'", false);
   return finish(r, why);
 }
 

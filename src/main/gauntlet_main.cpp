@@ -160,7 +160,8 @@ int run_schemas(const std::string& action, const std::vector<std::string>& args)
 }
 
 void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
-  c->add_option("kernel", f.kernel, "kernel.json manifest, or a kernel source file (with --op)");
+  // Upper case: CLI11 2.4 (Ubuntu 24.04) refuses a positional named like the --kernel option.
+  c->add_option("KERNEL", f.kernel, "kernel.json manifest, or a kernel source file (with --op)");
   c->add_option("--op", f.op, "op schema name (e.g. softmax)");
   c->add_option("--kernel", f.source, "kernel source file (.cpp or .cu)");
   c->add_option("--entry", f.entry, "entry function name (default: forward)");

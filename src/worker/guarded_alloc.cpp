@@ -78,7 +78,14 @@ void guarded_delete(void* user) {
 }
 
 struct GuardingAllocator final : at::Allocator {
-  at::DataPtr allocate(size_t n) const override {
+  // LibTorch 1.13 declares allocate() const; 2.3+ declares it non-const and adds copy_data(). Both
+  // forms are defined (without `override`), so whichever the base declares is overridden.
+  at::DataPtr allocate(size_t n) { return allocate_impl(n); }
+  at::DataPtr allocate(size_t n) const { return allocate_impl(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const {
+    if (count) std::memcpy(dest, src, count);
+  }
+  at::DataPtr allocate_impl(size_t n) const {
     if (g.guard == 0) {
       at::DataPtr p = g.base->allocate(n);
       if (n && p.get()) std::memset(p.get(), g.poison, n);

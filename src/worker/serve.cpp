@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 
 #include <chrono>
 #include <cstring>
@@ -46,6 +47,31 @@ struct OperatorRecorder {
 };
 OperatorRecorder g_ops;
 bool g_record_ops = false;
+bool g_cuda = false;  // the kernel's device is cuda: inputs go to the GPU, outputs come back
+
+// ---- device=cuda: inputs to the GPU, outputs back (the parent never touches CUDA) ------------------
+
+// A CUDA tensor with the CPU tensor's sizes, strides, storage offset and whole storage bytes (so
+// layout-gate inputs keep their strides, and bytes outside the view are carried as well).
+at::Tensor to_cuda_same_layout(const at::Tensor& cpu) {
+  if (!cpu.has_storage()) return cpu.to(at::kCUDA);
+  const size_t nbytes = cpu.storage().nbytes();
+  at::Tensor bytes = at::empty({int64_t(nbytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+  if (nbytes > 0) {
+    at::Tensor host = at::from_blob(const_cast<void*>(cpu.storage().data()), {int64_t(nbytes)},
+                                    at::TensorOptions().dtype(at::kByte));
+    bytes.copy_(host);
+  }
+  at::Tensor t = at::empty({0}, cpu.options().device(at::kCUDA));
+  t.set_(bytes.storage(), cpu.storage_offset(), cpu.sizes(), cpu.strides());
+  return t;
+}
+
+// Waits for the current CUDA stream; a CUDA error the kernel left behind (launch failure, illegal address) throws.
+void synchronize_cuda() {
+  c10::impl::VirtualGuardImpl guard(c10::DeviceType::CUDA);
+  guard.getStream(guard.getDevice()).synchronize();  // the current stream, as cpp_extension kernels use
+}
 
 void install_operator_recorder() {
   at::addGlobalCallback(at::RecordFunctionCallback(
@@ -79,6 +105,12 @@ bool overlaps(const at::Tensor& a, const at::Tensor& b) {
 
 std::string storage_bytes(const at::Tensor& t) {
   if (!t.has_storage() || t.storage().nbytes() == 0) return {};
+  if (t.is_cuda()) {
+    at::Tensor dev = at::empty({0}, t.options().dtype(at::kByte));
+    dev.set_(t.storage(), 0, {int64_t(t.storage().nbytes())}, {1});
+    at::Tensor host = dev.cpu();
+    return std::string(static_cast<const char*>(host.data_ptr()), host.numel());
+  }
   return std::string(static_cast<const char*>(t.storage().data()), t.storage().nbytes());
 }
 
@@ -91,13 +123,15 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
   for (size_t i = 0; i < req.args.size(); ++i) {
     const wire::Arg& a = req.args[i];
     args[i].kind = KernelArg::Kind(uint8_t(a.kind));
-    args[i].tensor = a.tensor;
+    args[i].tensor = (g_cuda && a.kind == wire::Arg::Kind::Tensor && a.tensor.defined())
+                         ? to_cuda_same_layout(a.tensor)
+                         : a.tensor;
     args[i].i = a.i;
     args[i].d = a.d;
     args[i].b = a.b;
     if (a.kind == wire::Arg::Kind::Tensor) {
-      inputs.push_back(a.tensor);
-      before.push_back(storage_bytes(a.tensor));
+      inputs.push_back(args[i].tensor);
+      before.push_back(storage_bytes(a.tensor));  // the CPU bytes the device copy was made from
     }
   }
   double seconds = 0;
@@ -112,6 +146,14 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
     auto t0 = std::chrono::steady_clock::now();
     if (g_record_ops) g_ops.set_active(true);
     int code = entry.invoke(&args, &outs, &error);
+    if (g_cuda && code == kCallOk) {
+      try {
+        synchronize_cuda();  // asynchronous kernel errors surface here, and the time covers the GPU work
+      } catch (const std::exception& e) {
+        code = kCallException;
+        error = std::string("CUDA error after the call: ") + e.what();
+      }
+    }
     if (g_record_ops) g_ops.set_active(false);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (code != kCallOk) {
@@ -146,13 +188,28 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
       co.outputs.push_back(t.cpu().contiguous().clone());
     }
     rep.calls.push_back(std::move(co));
-    if (guards_enabled())  // while this call's outputs are alive, so breaches name them
+    if (guards_enabled() && !g_cuda)  // while this call's outputs are alive, so breaches name them
       for (const wire::MemoryFinding& f : check_guards(inputs, outs)) rep.memory_findings.push_back(f);
     previous = std::move(outs);
   }
   for (size_t j = 0; j < inputs.size(); ++j)
     if (storage_bytes(inputs[j]) != before[j]) rep.inputs_unchanged = false;
-  if (!rep.inputs_unchanged) note_modified_inputs(inputs, before, &rep.memory_findings);
+  if (!rep.inputs_unchanged) {
+    if (g_cuda) {  // the findings read storage bytes on the host: hand them CPU mirrors
+      std::vector<at::Tensor> mirrors;
+      for (const at::Tensor& t : inputs) {
+        std::string b = storage_bytes(t);
+        at::Tensor m = at::empty({int64_t(b.size())}, at::TensorOptions().dtype(at::kByte));
+        if (!b.empty()) std::memcpy(m.data_ptr(), b.data(), b.size());
+        at::Tensor v = at::empty({0}, t.options().device(at::kCPU));
+        v.set_(m.storage(), t.storage_offset(), t.sizes(), t.strides());
+        mirrors.push_back(v);
+      }
+      note_modified_inputs(mirrors, before, &rep.memory_findings);
+    } else {
+      note_modified_inputs(inputs, before, &rep.memory_findings);
+    }
+  }
   rep.kernel_seconds = seconds;
   if (g_record_ops) rep.aten_ops = g_ops.take();
   return rep;
@@ -169,7 +226,12 @@ int serve(const SandboxPolicy& policy) {
   if (!wire::decode(f.payload, &load, &why)) return (send_load_reply(false, "harness: " + why, "", ""), 3);
 
   std::string so_path = load.so_path, notes, error;
-  if (!enter_sandbox(policy, &so_path, &notes, &error))
+  g_cuda = load.device == "cuda";
+  SandboxPolicy effective = policy;
+  // The CUDA driver reserves large virtual ranges: an address-space/data limit breaks its start.
+  // GPU memory is bounded by the device; a CUDA child's host memory is not limited yet (docs/gpu.md).
+  if (g_cuda) effective.memory_limit_bytes = 0;
+  if (!enter_sandbox(effective, &so_path, &notes, &error, g_cuda))
     return (send_load_reply(false, "harness: sandbox setup failed: " + error, "", ""), 3);
 
   at::set_num_threads(std::max(1, load.intra_op_threads));

@@ -15,8 +15,11 @@ constexpr int kControlFd = 3;   // the zygote's control socket
 // it, privileges dropped, rlimits, no-new-privs and the seccomp filter. `so_path` is updated to
 // the path the kernel can be loaded from afterwards. Returns false with *error on failure;
 // `notes` says which layers are active.
+// With `cuda` (the kernel's device is cuda) and pid + mount namespaces, a procfs of the child's own
+// pid namespace is mounted on /proc first: the CUDA driver fails to start (error 304, "OS call
+// failed") in a pid namespace whose /proc is the host's.
 bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::string* notes,
-                   std::string* error);
+                   std::string* error, bool cuda = false);
 
 // For pid 1: self-sent fatal signals are reported as a Signal frame, then the process exits.
 void install_signal_reporters();

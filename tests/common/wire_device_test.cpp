@@ -1,0 +1,38 @@
+// LoadRequest's device field: a CPU request encodes to the same bytes as before the field
+// existed (the field is an optional trailing string), a CUDA one round-trips, others are refused.
+#include <gtest/gtest.h>
+
+#include "gauntlet/wire.h"
+
+namespace gauntlet::wire {
+namespace {
+
+TEST(WireDevice, CpuLoadRequestBytesHaveNoDeviceField) {
+  LoadRequest req;
+  req.so_path = "/k.so";
+  req.entry = "forward";
+  const std::string cpu = encode(req);
+  req.device = "cuda";
+  const std::string cuda = encode(req);
+  // The CUDA encoding is the CPU one followed by the device string.
+  ASSERT_GT(cuda.size(), cpu.size());
+  EXPECT_EQ(cuda.substr(0, cpu.size()), cpu);
+  LoadRequest back;
+  std::string why;
+  back.device = "cuda";
+  ASSERT_TRUE(decode(cpu, &back, &why)) << why;
+  EXPECT_EQ(back.device, "cpu");
+  ASSERT_TRUE(decode(cuda, &back, &why)) << why;
+  EXPECT_EQ(back.device, "cuda");
+}
+
+TEST(WireDevice, UnknownDeviceIsRefused) {
+  LoadRequest req;
+  req.device = "tpu";
+  LoadRequest back;
+  std::string why;
+  EXPECT_FALSE(decode(encode(req), &back, &why));
+}
+
+}  // namespace
+}  // namespace gauntlet::wire

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Builds gauntlet on the lent GPU machine (Ubuntu 24.04, nvcc 13, PyTorch 2.11+cu130 in python3)
+# and runs the CUDA corpus through the real pipeline. Logs and reports go to $OUT (the device
+# tool's folder that comes back), or to build-gpu/out/ when run elsewhere. docs/gpu.md says how to run it.
+#
+# The host lacks some Debian -dev packages gauntlet needs (libseccomp-dev, librapidcheck-dev,
+# libsqlite3-dev). Prepare them on a Debian/Ubuntu machine with network, in the repo root:
+#   mkdir -p .deps/debs && cd .deps/debs && apt-get update &&
+#   apt-get download librapidcheck-dev libseccomp-dev libseccomp2 libsqlite3-dev libsqlite3-0
+# and name .deps in the device run's carry. They are unpacked under .deps/root (never into /).
+#
+# Steps (each optional through the environment):
+#   GPU_TESTS=1       also build and run the unit tests (default 0)
+#   GPU_TEST_FILTER=  their gtest filter (default Wire*:Builder*), after Cuda* alone
+#   GPU_VERIFY=0      skip `gauntlet verify` of the CUDA controls (default 1)
+#   GPU_CPU_CHECK=0   skip the CPU relu control run for comparison (default 1)
+#   GPU_GATES=...     comma-separated subset of gates for the CUDA verify (default: all)
+#   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
+#   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BUILD_DIR=${BUILD_DIR:-build-gpu}
+OUT=${OUT:-$ROOT/$BUILD_DIR/out}
+mkdir -p "$OUT"
+DEPS=$ROOT/.deps/root
+LIBARCH=x86_64-linux-gnu
+t_start=$(date +%s)
+stamp() { echo "[$(($(date +%s) - t_start)) s] $*" | tee -a "$OUT/steps.log"; }
+
+# ---- 1. what the machine is --------------------------------------------------------------------
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1
+  nvcc --version 2>&1 | tail -2
+  g++ --version | head -1
+  cmake --version | head -1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI)' 2>&1
+  grep PRETTY_NAME /etc/os-release
+  echo "cores $(nproc)"
+} > "$OUT/env.txt" 2>&1
+stamp "env recorded"
+
+if [ "${GPU_PROBE:-0}" = 1 ]; then
+  python3 tools/gpu/probe_cuda_sandbox.py > "$OUT/probe.log" 2>&1
+  stamp "probe: $(grep -c FAILED "$OUT/probe.log") sandbox variants failed (probe.log)"
+fi
+
+# ---- 2. unpack the missing -dev packages -------------------------------------------------------
+if ls .deps/debs/*.deb >/dev/null 2>&1; then
+  mkdir -p "$DEPS"
+  for deb in .deps/debs/*.deb; do dpkg-deb -x "$deb" "$DEPS" || stamp "cannot unpack $deb"; done
+  # The .pc files name prefix=/usr: point them at the unpacked tree.
+  for pc in "$DEPS"/usr/lib/$LIBARCH/pkgconfig/*.pc; do
+    [ -f "$pc" ] && sed -i "s|^prefix=/usr\$|prefix=$DEPS/usr|" "$pc"
+  done
+  # Link against the host's runtime libraries (same soname) rather than the unpacked copies.
+  for so in libseccomp.so libsqlite3.so; do
+    real=$(ls /usr/lib/$LIBARCH/$so.[0-9]* 2>/dev/null | head -1)
+    [ -n "$real" ] && ln -sf "$real" "$DEPS/usr/lib/$LIBARCH/$so"
+  done
+  stamp "unpacked $(ls .deps/debs/*.deb | wc -l) packages into $DEPS"
+else
+  stamp "no .deps/debs/*.deb: relying on the host's packages"
+fi
+
+# ---- 3. configure and build ---------------------------------------------------------------------
+TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+export PKG_CONFIG_PATH="$DEPS/usr/lib/$LIBARCH/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+tests=OFF
+targets=(gauntlet gauntlet-worker)
+if [ "${GPU_TESTS:-0}" = 1 ]; then tests=ON; targets+=(gauntlet_unit_tests); fi
+GEN=()
+command -v ninja >/dev/null && GEN=(-G Ninja)
+stamp "configure"
+if ! cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS/usr" -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DGAUNTLET_BUILD_TESTS=$tests > "$OUT/build.log" 2>&1; then
+  stamp "configure FAILED (build.log)"; tail -40 "$OUT/build.log"; exit 1
+fi
+stamp "build ${targets[*]}"
+keep_going=(); [ ${#GEN[@]} -gt 0 ] && keep_going=(-- -k 0)  # every error in one run
+if ! cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${targets[@]}" "${keep_going[@]}" >> "$OUT/build.log" 2>&1; then
+  stamp "build FAILED (build.log)"; grep -E -m 40 -A3 'error:|Error ' "$OUT/build.log"; exit 1
+fi
+stamp "built"
+
+export GAUNTLET_CACHE=$ROOT/$BUILD_DIR/kernel-cache
+export GAUNTLET_WORKER=$ROOT/$BUILD_DIR/gauntlet-worker
+export GAUNTLET_SCHEMAS=$ROOT/opschemas
+export GAUNTLET_CUDA_ARCH=${GAUNTLET_CUDA_ARCH:-sm_90}
+rc=0
+
+# ---- 4. unit tests (optional) -------------------------------------------------------------------
+if [ "$tests" = ON ]; then
+  stamp "unit tests"
+  # stdbuf: a crash must not swallow gtest's buffered lines (which test was running).
+  # The CUDA pipeline test alone first: the Builder tests run a CUDA kernel in the test process.
+  for filter in Cuda* "${GPU_TEST_FILTER:-Wire*:Builder*}"; do
+    stdbuf -oL -eL "$BUILD_DIR"/tests/gauntlet_unit_tests --gtest_filter="$filter" >> "$OUT/tests.log" 2>&1 || rc=1
+  done
+  tail -3 "$OUT/tests.log" | tee -a "$OUT/steps.log"
+fi
+
+# ---- 5. the CUDA controls through `gauntlet verify`, then the CPU relu for comparison ----------
+gates=()
+[ -n "${GPU_GATES:-}" ] && gates=(--gates "$GPU_GATES")
+if [ "${GPU_VERIFY:-1}" = 1 ]; then
+  for m in corpus/controls_cuda/*.json; do
+    name=$(basename "$m" .json)
+    stamp "verify $m"
+    "$BUILD_DIR"/gauntlet verify "$m" --seed 1 "${gates[@]}" \
+      --json "$OUT/cuda-$name.json" > "$OUT/verify-cuda.log" 2>&1 || rc=1
+    tail -25 "$OUT/verify-cuda.log"
+  done
+fi
+if [ "${GPU_CPU_CHECK:-1}" = 1 ]; then
+  stamp "verify corpus/controls/relu.json (CPU)"
+  "$BUILD_DIR"/gauntlet verify corpus/controls/relu.json --seed 1 > "$OUT/verify-cpu.log" 2>&1 || rc=1
+  tail -16 "$OUT/verify-cpu.log"
+fi
+stamp "done rc=$rc"
+exit $rc
