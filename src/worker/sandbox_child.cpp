@@ -71,7 +71,8 @@ bool install_seccomp(std::string* error, bool cuda) {
                          SCMP_SYS(kexec_load), SCMP_SYS(init_module), SCMP_SYS(finit_module)};
   int rc = 0;
   for (int sc : trapped) {
-    if (cuda && (sc == SCMP_SYS(socket) || sc == SCMP_SYS(connect))) continue;  // below
+    if (cuda && (sc == SCMP_SYS(socket) || sc == SCMP_SYS(connect) || sc == SCMP_SYS(bind) || sc == SCMP_SYS(listen)))
+      continue;  // below
     rc |= seccomp_rule_add(ctx, trap, sc, 0);
   }
   if (cuda) {
@@ -79,12 +80,16 @@ bool install_seccomp(std::string* error, bool cuda) {
     // connect("/tmp/nvidia-mps/control"), carrying on when that gives ENOENT; a refused socket()
     // makes it fail (error 304, seen on the H200). So a CUDA child may make that one kind of
     // socket, every connect() answers ENOENT, and nothing else changes: other families and
-    // types trap (no datagram socket that could sendto() a path), as do bind, listen, accept
-    // and socketpair. Connection-oriented and never connected, the socket reaches nobody.
+    // types trap (no datagram socket that could sendto() a path), as do accept and socketpair.
+    // Connection-oriented and never connected, the socket reaches nobody.
     rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
     for (int type : {SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_PACKET})
       rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(socket), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, scmp_datum_t(type)));
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOENT), SCMP_SYS(connect), 0);
+    // The driver also binds (and may listen on) its own Unix socket (seen on the H200). Allowed:
+    // the child has its own network namespace (abstract names are private to it) and a private
+    // /tmp, and since every connect() fails nothing can reach a socket in either direction.
+
   }
   // clone without CLONE_THREAD makes a process; threads (CLONE_THREAD) stay allowed.
   rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
