@@ -24,10 +24,12 @@ class CorpusKernel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CorpusKernel, VerdictsAsDeclared) {
   // Hostile kernels run with a short wall clock and a small memory cap so hung and greedy ones
-  // end quickly.
+  // end quickly; CUDA ones (hostile_cuda/, run where a GPU exists) get 15 s, room for the CUDA
+  // driver's start in each child.
   const bool hostile = GetParam().rfind("hostile/", 0) == 0;
-  auto r = e2e::run_gauntlet({"selftest", "--filter", GetParam(), "--timeout", hostile ? "4" : "60",
-                              "--memory-limit", hostile ? "512M" : "4G"});
+  const bool hostile_cuda = GetParam().rfind("hostile_cuda/", 0) == 0;
+  auto r = e2e::run_gauntlet({"selftest", "--filter", GetParam(), "--timeout", hostile ? "4" : hostile_cuda ? "15" : "60",
+                              "--memory-limit", hostile || hostile_cuda ? "512M" : "4G"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // A "device": "cuda" kernel (corpus/controls_cuda) where no CUDA device exists: the selftest
   // reports it skipped, with the reason (docs/gpu.md).
