@@ -1,0 +1,431 @@
+// Gate 13, timing: the candidate against the library op, interleaved, L2 flushed, outputs re-checked, physics-checked.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "../src/parent/build_cache.h"
+#include "gauntlet/gate.h"
+#include "gauntlet/judge.h"
+#include "gauntlet/timing.h"
+
+namespace gauntlet {
+namespace {
+
+// How big the timed shape grows, per device. CPU: a few MB so a gate stays around a second on a
+// 2-core machine; GPU: well past the L2 (50 MB on an H200) so the bytes term is DRAM traffic and
+// a kernel that skips its work falls far below the floor, yet an fp64 oracle of each input set
+// stays under a second on the host.
+struct Targets {
+  double bytes, flops;
+  int sets;
+  uint32_t max_iterations;
+  double budget_seconds;   // per dtype, timed loop only
+  uint64_t flush_bytes;    // GPU: scratch written before every timed call (as triton's do_bench)
+};
+Targets targets_for(const std::string& device) {
+  if (device == "cuda") return {128e6, 2e10, 4, 200, 1.0, uint64_t(256) << 20};
+  return {4e6, 3e7, 3, 60, 0.3, 0};
+}
+
+struct Cost {
+  double flops = 0, bytes = 0;
+  bool ok = false;
+};
+
+Cost cost_of(const OpSchema& schema, const Case& c) {
+  std::map<std::string, int64_t> vars = c.dims;
+  for (const auto& [k, v] : c.attrs) {
+    if (std::holds_alternative<int64_t>(v)) vars[k] = std::get<int64_t>(v);
+    else if (std::holds_alternative<bool>(v)) vars[k] = std::get<bool>(v);
+  }
+  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
+  ShapeMap shapes;
+  for (const TensorRecipe& r : c.tensors) shapes[r.name] = r.shape;
+  std::string error;
+  auto f = eval_expr(schema.flops.empty() ? "0" : schema.flops, vars, shapes, &error);
+  auto b = eval_expr(schema.bytes.empty() ? "0" : schema.bytes, vars, shapes, &error);
+  Cost cost;
+  cost.ok = f && b;
+  if (cost.ok) cost.flops = double(*f), cost.bytes = double(*b);
+  return cost;
+}
+
+bool within_numel(const OpSchema& schema, const Case& c) {
+  if (schema.max_numel <= 0) return true;
+  for (const TensorRecipe& r : c.tensors) {
+    int64_t n = 1;
+    for (int64_t d : r.shape) n *= d;
+    if (n > schema.max_numel) return false;
+  }
+  return true;
+}
+
+// The timed shape: each dim starts at its largest typical size and is doubled in turn while the
+// case stays inside the contract and under the device's byte and flop targets.
+bool timing_case(const CaseSpace& space, DType dtype, const Targets& t, uint64_t seed, Case* out, std::string* error) {
+  const OpSchema& schema = space.schema();
+  AttrMap attrs;
+  for (const AttrSpec& a : schema.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    attrs[a.name] = fixed != space.manifest().attrs.end() ? fixed->second : a.default_value;
+  }
+  const size_t alts = schema.inputs.empty() ? 1 : schema.inputs[0].shapes.size();
+  const size_t alt = std::min<size_t>(1, alts - 1);  // a 2-D pattern where there is one
+  std::map<std::string, int64_t> dims;
+  for (const auto& [name, domain] : schema.dims) {
+    std::vector<int64_t> sizes = space.sizes_for(name);
+    dims[name] = sizes.empty() ? space.limits_for(name).first : *std::max_element(sizes.begin(), sizes.end());
+  }
+  auto fits = [&](const std::map<std::string, int64_t>& d, Case* c) {
+    std::string why;
+    if (!space.build(d, alt, attrs, dtype, Distribution::Normal, seed, c, &why)) return false;
+    Cost cost = cost_of(schema, *c);
+    return cost.ok && within_numel(schema, *c) && cost.bytes <= t.bytes && cost.flops <= t.flops;
+  };
+  Case best;
+  if (!fits(dims, &best)) {
+    // The typical maxima are too big together: fall back to the first typical case.
+    if (!space.fixed_case(dtype, Distribution::Normal, seed, &best, error)) return false;
+    *out = best;
+    return true;
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& [name, size] : dims) {
+      const int64_t hi = space.limits_for(name).second;
+      if (size * 2 > hi) continue;
+      auto trial = dims;
+      trial[name] = size * 2;
+      Case c;
+      if (fits(trial, &c)) {
+        dims = trial;
+        best = c;
+        grew = true;
+      }
+    }
+  }
+  *out = best;
+  return true;
+}
+
+std::string fmt(const char* f, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+// Device peaks, measured once per device and kept in the build cache directory.
+bool load_peaks(const std::string& key, wire::DevicePeaks* p) {
+  std::ifstream in(build_internal::default_cache_dir() + "/peaks/" + key + ".json");
+  if (!in) return false;
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    p->device = j.at("device");
+    p->copy_bytes_per_s = j.at("copy_bytes_per_s");
+    p->matmul_flops_f32 = j.at("matmul_flops_f32");
+    p->matmul_flops_f16 = j.at("matmul_flops_f16");
+    p->matmul_flops_bf16 = j.at("matmul_flops_bf16");
+    p->how = j.value("how", "");
+    return p->copy_bytes_per_s > 0;
+  } catch (...) {
+    return false;  // a damaged cache entry is measured again
+  }
+}
+
+void store_peaks(const std::string& key, const wire::DevicePeaks& p) {
+  const std::string dir = build_internal::default_cache_dir() + "/peaks";
+  std::string mk = "mkdir -p '" + dir + "'";
+  if (std::system(mk.c_str()) != 0) return;
+  nlohmann::json j = {{"device", p.device}, {"copy_bytes_per_s", p.copy_bytes_per_s},
+                      {"matmul_flops_f32", p.matmul_flops_f32}, {"matmul_flops_f16", p.matmul_flops_f16},
+                      {"matmul_flops_bf16", p.matmul_flops_bf16}, {"how", p.how}};
+  const std::string path = dir + "/" + key + ".json", tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+std::string cache_key(std::string s) {
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+double matmul_peak(const wire::DevicePeaks& p, DType d) {
+  if (d == DType::Float16) return p.matmul_flops_f16;
+  if (d == DType::BFloat16) return p.matmul_flops_bf16;
+  return p.matmul_flops_f32;
+}
+
+nlohmann::json summary_json(const timing::Summary& s) {
+  return {{"n", s.n}, {"median_ms", s.median}, {"p25_ms", s.p25}, {"p75_ms", s.p75}, {"min_ms", s.min},
+          {"ci95_ms", {s.ci_low, s.ci_high}}, {"relative_iqr", s.spread()}};
+}
+
+// Registers, shared memory and local memory (spills) of each CUDA function, from cuobjdump.
+nlohmann::json cubin_resources(const std::string& so_path) {
+  std::string tool;
+  for (const char* c : {"/usr/local/cuda/bin/cuobjdump", "/usr/bin/cuobjdump"})
+    if (access(c, X_OK) == 0) tool = c;
+  if (tool.empty()) return {{"note", "cuobjdump not found"}};
+  const std::string cmd = tool + " --dump-resource-usage '" + so_path + "' 2>/dev/null";
+  std::string text;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+    pclose(p);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const timing::KernelResources& k : timing::parse_resource_usage(text))
+    out.push_back({{"function", k.function}, {"registers", k.registers}, {"shared_bytes", k.shared_bytes},
+                   {"local_bytes", k.local_bytes}, {"spills", k.local_bytes > 0}});
+  return out;
+}
+
+class TimingGate : public Gate {
+ public:
+  std::string name() const override { return "timing"; }
+
+  GateVerdict run(GateContext& ctx) override {
+    GateVerdict v;
+    v.name = name();
+    if (!ctx.earlier_failures.empty()) {
+      std::string list;
+      for (const std::string& g : ctx.earlier_failures) list += (list.empty() ? "" : ", ") + g;
+      v.status = Status::Skip;
+      v.message = "skip: timing runs only for kernels that pass the twelve gates (failed: " + list + ")";
+      return v;
+    }
+    const Targets t = targets_for(ctx.manifest.device);
+    std::vector<std::string> parts;
+    nlohmann::json per_dtype = nlohmann::json::array();
+    for (DType dtype : ctx.space.dtypes()) {
+      std::vector<Case> sets;
+      std::string error;
+      for (int r = 0; r < t.sets; ++r) {
+        Case c;
+        if (!timing_case(ctx.space, dtype, t, ctx.case_seed(name(), uint64_t(dtype) * 64 + r), &c, &error)) {
+          v.status = Status::HarnessError;
+          v.category = Category::HarnessError;
+          v.message = std::string("no timing shape for ") + dtype_name(dtype) + ": " + error;
+          return v;
+        }
+        c.index = uint64_t(dtype) * 64 + r;
+        sets.push_back(c);
+      }
+      nlohmann::json evidence;
+      std::string summary;
+      GateVerdict r = time_sets(ctx, sets, &evidence, &summary);
+      if (r.status != Status::Pass) return r;
+      per_dtype.push_back(evidence);
+      parts.push_back(summary);
+      v.cases += int(sets.size());
+    }
+    v.evidence["dtypes"] = per_dtype;
+    if (ctx.manifest.device == "cuda") v.evidence["resources"] = cubin_resources(ctx.so_path);
+    v.message.clear();
+    for (const std::string& p : parts) v.message += (v.message.empty() ? "" : "; ") + p;
+    return v;
+  }
+
+  // Replay: the stored case is the only input set.
+  GateVerdict check_one(GateContext& ctx, const Case& c) override {
+    nlohmann::json evidence;
+    std::string summary;
+    GateVerdict v = time_sets(ctx, {c}, &evidence, &summary);
+    if (v.status == Status::Pass) v.message = summary, v.evidence = evidence;
+    return v;
+  }
+
+ private:
+  GateVerdict time_sets(GateContext& ctx, const std::vector<Case>& sets, nlohmann::json* evidence,
+                        std::string* summary) {
+    const Targets t = targets_for(ctx.manifest.device);
+    const bool cuda = ctx.manifest.device == "cuda";
+    GateVerdict v;
+    v.name = name();
+    v.cases = int(sets.size());
+    // Inputs and the fp64 oracle of every set (the untimed outputs are judged against it).
+    std::vector<CaseRun> runs(sets.size());
+    wire::TimeRequest req;
+    for (size_t s = 0; s < sets.size(); ++s) {
+      runs[s].c = sets[s];
+      runs[s].inputs = materialize_all(sets[s]);
+      runs[s].oracle = run_oracle(ctx.schema.oracle, runs[s].inputs, sets[s].attrs);
+      if (!runs[s].oracle.ok()) {
+        v.status = Status::HarnessError;
+        v.category = Category::HarnessError;
+        v.message = "the oracle rejected the timing case " + sets[s].label + ": " + runs[s].oracle.error;
+        return v;
+      }
+      req.sets.push_back(make_args(ctx.schema, runs[s].inputs, sets[s].attrs));
+    }
+    // CPU: candidate and baseline both single-threaded. An intra-op pool on a machine that runs
+    // other gates (or other jobs) at the same time measures the scheduler: a thread preempted at a
+    // barrier costs a whole time slice (measured: ATen relu 0.1 ms alone, 16 ms with 2 threads
+    // beside a build on 2 cores).
+    const int cores = 1;
+    req.baseline_op = ctx.schema.name;
+    req.max_iterations = std::max<uint32_t>(t.max_iterations * uint32_t(ctx.budget), req.min_iterations);
+    req.budget_seconds = t.budget_seconds * ctx.budget;
+    req.flush_bytes = cuda ? t.flush_bytes : 0;
+    req.threads = cores;
+    wire::LoadRequest load;
+    load.intra_op_threads = cores;
+    std::unique_ptr<WorkerSession> session = open_session_with(ctx, name(), &v, load);
+    if (!session) return v;
+    std::string payload, why;
+    Outcome o = session->exchange(wire::FrameType::Time, wire::encode(req), wire::FrameType::TimeReply, &payload);
+    wire::TimeReply rep;
+    if (o.kind == Outcome::Kind::Ok && !wire::decode(payload, &rep, &why)) {
+      o.kind = Outcome::Kind::Died;
+      o.category = Category::Crash;
+      o.message = "protocol violation: malformed timing reply (" + why + ")";
+    }
+    if (o.kind == Outcome::Kind::Ok && rep.code != 0) {
+      o.kind = rep.code == 2 ? Outcome::Kind::OutOfMemory : rep.code >= 100 ? Outcome::Kind::HarnessError
+                                                                              : Outcome::Kind::KernelError;
+      o.category = rep.code == 2 ? Category::OutOfMemory : rep.code >= 100 ? Category::HarnessError
+                                                                            : Category::RuntimeError;
+      o.message = rep.message;
+    }
+    if (o.kind != Outcome::Kind::Ok) {
+      runs[0].outcome = o;
+      v = verdict_from_outcome(name(), runs[0]);
+      v.cases = int(sets.size());
+      v.replay = write_replay(ctx, name(), runs[0], v);
+      return v;
+    }
+    // The untimed outputs must be right (judged as the accuracy gate judges) ...
+    for (size_t s = 0; s < sets.size() && s < rep.verified.size(); ++s) {
+      std::string bad = judge_all(ctx, runs[s], rep.verified[s]);
+      if (!bad.empty()) return fail(ctx, runs[s], rep.verified[s], "untimed call at the timing shape: " + bad);
+    }
+    // ... and every timed call must have returned the same bits as its set's untimed call.
+    if (rep.mismatches > 0) {
+      const size_t s = size_t(std::max(0, rep.first_mismatch_set));
+      const std::string what = std::to_string(rep.mismatches) + " of " + std::to_string(rep.candidate_ms.size()) +
+                               " timed calls returned outputs that differ from the same inputs' verified outputs "
+                               "(first: timed call " + std::to_string(rep.first_mismatch_call) + ", input set " +
+                               std::to_string(s) + ")";
+      if (ctx.schema.determinism == "bitwise" || s >= runs.size())
+        return fail(ctx, runs[std::min(s, runs.size() - 1)], rep.mismatch_outputs, what);
+      std::string bad = judge_all(ctx, runs[s], rep.mismatch_outputs);
+      if (!bad.empty()) return fail(ctx, runs[s], rep.mismatch_outputs, what + ": " + bad);
+    }
+    // Device peaks: measured once per device, cached.
+    const std::string device_name = cuda ? rep.device : cpu_model() + " x" + std::to_string(cores) + " thread";
+    wire::DevicePeaks peaks;
+    const std::string key = cache_key((cuda ? "cuda-" : "cpu-") + device_name);
+    if (!load_peaks(key, &peaks)) {
+      std::string pp;
+      Outcome po = session->exchange(wire::FrameType::Peaks, "", wire::FrameType::PeaksReply, &pp);
+      if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0)
+        store_peaks(key, peaks);
+    }
+    session->finish();
+
+    const timing::Summary cand = timing::summarize(rep.candidate_ms);
+    const timing::Summary base = timing::summarize(rep.baseline_ms);
+    const DType dtype = sets[0].tensors.at(0).dtype;
+    const Cost cost = cost_of(ctx.schema, sets[0]);
+    const timing::Roofline roof =
+        timing::roofline(cost.flops, cost.bytes, matmul_peak(peaks, dtype), peaks.copy_bytes_per_s);
+    const double seconds = cand.median / 1000.0;
+    const double utilization = seconds > 0 ? roof.seconds / seconds : 0;
+    *evidence = {{"dtype", dtype_name(dtype)},
+                 {"case", sets[0].label},
+                 {"input_sets", sets.size()},
+                 {"timer", rep.timer},
+                 {"iterations", rep.iterations},
+                 {"l2_flush_bytes", req.flush_bytes},
+                 {"candidate", summary_json(cand)},
+                 {"flops", cost.flops},
+                 {"bytes", cost.bytes},
+                 {"device", device_name},
+                 {"peaks", {{"copy_bytes_per_s", peaks.copy_bytes_per_s},
+                            {"matmul_flops", matmul_peak(peaks, dtype)},
+                            {"how", peaks.how}}},
+                 {"roofline", {{"seconds", roof.seconds}, {"bound", roof.bound}, {"utilization", utilization}}}};
+    if (!rep.baseline_ms.empty()) {
+      (*evidence)["baseline"] = summary_json(base);
+      (*evidence)["baseline"]["name"] = "ATen " + ctx.schema.name;
+      (*evidence)["speedup"] = cand.median > 0 ? base.median / cand.median : 0;
+    } else {
+      (*evidence)["baseline_error"] = rep.baseline_error;
+    }
+    *summary = std::string(dtype_name(dtype)) + " " + fmt("%.4g ms", cand.median) + fmt(" (IQR %.0f%%)", 100 * cand.spread());
+    if (!rep.baseline_ms.empty())
+      *summary += fmt(", ATen %.4g ms", base.median) + fmt(", speedup %.2fx", base.median / std::max(cand.median, 1e-12));
+    if (peaks.copy_bytes_per_s > 0) *summary += fmt(", %.0f%% of roofline", 100 * utilization) + " (" + roof.bound + ")";
+    // Faster than physics allows: the work was not done inside the timed window.
+    if (peaks.copy_bytes_per_s > 0 && roof.seconds > 0 && seconds < timing::kImplausibleFraction * roof.seconds) {
+      std::vector<at::Tensor> outs = rep.verified.empty() ? std::vector<at::Tensor>{} : rep.verified[0];
+      GateVerdict f = fail(ctx, runs[0], outs,
+                           "implausible: median " + fmt("%.4g ms", cand.median) + " is " +
+                               fmt("%.1f%%", 100 * seconds / roof.seconds) + " of the roofline time " +
+                               fmt("%.4g ms", roof.seconds * 1000) + " (" + fmt("%.3g", cost.bytes) + " bytes at " +
+                               fmt("%.3g B/s", peaks.copy_bytes_per_s) + ", " + fmt("%.3g", cost.flops) + " flops at " +
+                               fmt("%.3g flop/s", matmul_peak(peaks, dtype)) +
+                               "): the work is not inside the timed window (cached results, or work on a stream "
+                               "the timer does not see)");
+      f.evidence = *evidence;
+      return f;
+    }
+    v.status = Status::Pass;
+    return v;
+  }
+
+  // "" when every output is within tolerance of the oracle, else the first failure's evidence.
+  std::string judge_all(GateContext& ctx, const CaseRun& run, const std::vector<at::Tensor>& outs) {
+    const DType dtype = run.c.tensors.at(0).dtype;
+    auto tol = ctx.schema.tolerance.find(dtype);
+    if (tol == ctx.schema.tolerance.end()) return std::string("the schema declares no tolerance for ") + dtype_name(dtype);
+    if (outs.size() != run.oracle.outputs.size()) return "output count differs from the oracle's";
+    const int64_t K = reduction_terms(ctx.schema, run.c);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output";
+      if (!outs[i].defined() || outs[i].sizes() != run.oracle.outputs[i].sizes()) return oname + ": shape differs";
+      const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();
+      Judgement j = judge_output(oname, outs[i], run.oracle.outputs[i], scale,
+                                 expected_output_dtype(ctx.schema, i, run.c), tol->second, K);
+      if (!j.pass) return j.message;
+    }
+    return "";
+  }
+
+  GateVerdict fail(GateContext& ctx, CaseRun run, const std::vector<at::Tensor>& outs, const std::string& message) {
+    GateVerdict v;
+    v.name = name();
+    v.status = Status::Fail;
+    v.category = Category::WrongResult;
+    v.message = "case " + run.c.label + ": " + message;
+    run.outcome.kind = Outcome::Kind::Ok;
+    run.outcome.reply.calls.assign(1, wire::CallOutputs{});
+    run.outcome.reply.calls[0].outputs = outs;
+    note_outputs(v, run);
+    v.replay = write_replay(ctx, name(), run, v);
+    return v;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_timing_gate() { return std::make_unique<TimingGate>(); }
+
+}  // namespace gauntlet

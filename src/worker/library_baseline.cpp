@@ -1,0 +1,90 @@
+// The library baselines of the timing gate: one ATen expression per op, as the schema's semantics name it.
+#include "library_baseline.h"
+
+#include <torch/version.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace gauntlet::worker {
+namespace {
+
+using Args = std::vector<KernelArg>;
+using Baseline = std::function<at::Tensor(const Args&)>;
+
+const at::Tensor& T(const Args& a, size_t i) { return a.at(i).tensor; }
+int64_t I(const Args& a, size_t i) { return a.at(i).i; }
+double D(const Args& a, size_t i) { return a.at(i).d; }
+bool B(const Args& a, size_t i) { return a.at(i).b; }
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
+#else
+  at::Tensor s = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(q.size(-1)));
+  if (causal) {
+    at::Tensor mask = at::ones({q.size(-2), k.size(-2)}, q.options().dtype(at::kBool)).triu(1);
+    s = s.masked_fill(mask, -INFINITY);
+  }
+  return at::matmul(at::softmax(s, -1), v);
+#endif
+}
+
+// Schema argument orders: opschemas/<op>.json (inputs, then attributes).
+const std::map<std::string, Baseline>& baselines() {
+  static const std::map<std::string, Baseline> table = {
+      {"add", [](const Args& a) { return T(a, 0) + T(a, 1); }},
+      {"amax", [](const Args& a) { return T(a, 0).amax({I(a, 1)}); }},
+      {"bmm", [](const Args& a) { return at::bmm(T(a, 0), T(a, 1)); }},
+      {"clamp", [](const Args& a) { return at::clamp(T(a, 0), D(a, 1), D(a, 2)); }},
+      {"conv2d", [](const Args& a) {
+         return at::conv2d(T(a, 0), T(a, 1), T(a, 2), {I(a, 3), I(a, 3)}, {I(a, 4), I(a, 4)});
+       }},
+      {"cross_entropy", [](const Args& a) { return at::nll_loss(at::log_softmax(T(a, 0), 1), T(a, 1)); }},
+      {"cumsum", [](const Args& a) { return at::cumsum(T(a, 0), I(a, 1)); }},
+      {"embedding", [](const Args& a) { return at::embedding(T(a, 0), T(a, 1)); }},
+      {"gelu", [](const Args& a) { return at::gelu(T(a, 0)); }},
+      {"layer_norm", [](const Args& a) {
+         return at::layer_norm(T(a, 0), {T(a, 0).size(-1)}, T(a, 1), T(a, 2), D(a, 3));
+       }},
+      {"linear_relu", [](const Args& a) { return at::relu(at::linear(T(a, 0), T(a, 1), T(a, 2))); }},
+      {"log_softmax", [](const Args& a) { return at::log_softmax(T(a, 0), I(a, 1)); }},
+      {"logsumexp", [](const Args& a) { return at::logsumexp(T(a, 0), {I(a, 1)}); }},
+      {"matmul", [](const Args& a) { return at::mm(T(a, 0), T(a, 1)); }},
+      {"mean", [](const Args& a) { return T(a, 0).mean({I(a, 1)}); }},
+      {"relu", [](const Args& a) { return at::relu(T(a, 0)); }},
+      {"rms_norm", [](const Args& a) {
+         // What torch.nn.functional.rms_norm computes, written with ATen ops present in every LibTorch.
+         const at::Tensor& x = T(a, 0);
+         return x * at::rsqrt(x.pow(2).mean({-1}, true) + D(a, 2)) * T(a, 1);
+       }},
+      {"sdpa", [](const Args& a) { return attention(T(a, 0), T(a, 1), T(a, 2), B(a, 3)); }},
+      {"sigmoid", [](const Args& a) { return at::sigmoid(T(a, 0)); }},
+      {"softmax", [](const Args& a) { return at::softmax(T(a, 0), I(a, 1)); }},
+      {"sum", [](const Args& a) { return T(a, 0).sum({I(a, 1)}); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+bool has_library_baseline(const std::string& op) { return baselines().count(op) > 0; }
+
+bool library_baseline(const std::string& op, const std::vector<KernelArg>& args, std::vector<at::Tensor>* outputs,
+                      std::string* error) {
+  auto it = baselines().find(op);
+  if (it == baselines().end()) return (*error = "no library baseline for op " + op, false);
+  try {
+    outputs->assign(1, it->second(args));
+    return true;
+  } catch (const c10::Error& e) {
+    *error = std::string("the library baseline threw: ") + e.what_without_backtrace();
+    return false;
+  } catch (const std::exception& e) {
+    *error = std::string("the library baseline threw: ") + e.what();
+    return false;
+  }
+}
+
+}  // namespace gauntlet::worker

@@ -1,0 +1,148 @@
+// Tests of the timing gate's arithmetic and messages: summaries, roofline, cuobjdump parsing, wire round trips.
+#include <gtest/gtest.h>
+
+#include "gauntlet/timing.h"
+
+namespace gauntlet {
+namespace {
+
+TEST(TimingSummary, MedianQuartilesAndOrderStatisticInterval) {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);  // 1..100, unsorted
+  timing::Summary s = timing::summarize(v);
+  EXPECT_EQ(s.n, 100);
+  EXPECT_DOUBLE_EQ(s.median, 50.5);
+  EXPECT_DOUBLE_EQ(s.p25, 25.75);
+  EXPECT_DOUBLE_EQ(s.p75, 75.25);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 100);
+  // Ranks 50 -+ 9.8: the 40th and 61st values.
+  EXPECT_DOUBLE_EQ(s.ci_low, 40);
+  EXPECT_DOUBLE_EQ(s.ci_high, 61);
+  EXPECT_NEAR(s.spread(), 49.5 / 50.5, 1e-12);
+}
+
+TEST(TimingSummary, SmallAndEmptySamples) {
+  timing::Summary one = timing::summarize({3.0});
+  EXPECT_EQ(one.n, 1);
+  EXPECT_DOUBLE_EQ(one.median, 3.0);
+  EXPECT_DOUBLE_EQ(one.ci_low, 3.0);
+  EXPECT_DOUBLE_EQ(one.ci_high, 3.0);
+  timing::Summary none = timing::summarize({});
+  EXPECT_EQ(none.n, 0);
+  EXPECT_DOUBLE_EQ(none.spread(), 0);
+  // Too few samples for a 95% interval: the extremes.
+  timing::Summary five = timing::summarize({5, 1, 4, 2, 3});
+  EXPECT_DOUBLE_EQ(five.ci_low, 1);
+  EXPECT_DOUBLE_EQ(five.ci_high, 5);
+}
+
+TEST(TimingRoofline, TheLargerTermBinds) {
+  timing::Roofline mem = timing::roofline(1e6, 4e9, 1e12, 2e12);  // 1 us compute, 2 ms memory
+  EXPECT_DOUBLE_EQ(mem.seconds, 2e-3);
+  EXPECT_STREQ(mem.bound, "memory");
+  timing::Roofline comp = timing::roofline(2e12, 1e6, 1e12, 2e12);
+  EXPECT_DOUBLE_EQ(comp.seconds, 2.0);
+  EXPECT_STREQ(comp.bound, "compute");
+  // Unknown peaks give no floor rather than a division by zero.
+  EXPECT_DOUBLE_EQ(timing::roofline(1e6, 1e6, 0, 0).seconds, 0);
+}
+
+TEST(TimingResources, ParsesCuobjdumpResourceUsage) {
+  const std::string text =
+      "\nResource usage:\n"
+      " Common:\n  GLOBAL:0\n"
+      " Function _Z11relu_kernelIfEvPKT_PS0_l:\n"
+      "  REG:16 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:380 TEXTURE:0 SURFACE:0 SAMPLER:0\n"
+      " Function _Z13matmul_kernelIN3c104HalfEEvPKT_S4_PS2_iii:\n"
+      "  REG:255 STACK:48 SHARED:16384 LOCAL:48 CONSTANT[0]:388 TEXTURE:0 SURFACE:0 SAMPLER:0\n";
+  auto k = timing::parse_resource_usage(text);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].function, "_Z11relu_kernelIfEvPKT_PS0_l");
+  EXPECT_EQ(k[0].registers, 16);
+  EXPECT_EQ(k[0].local_bytes, 0);
+  EXPECT_EQ(k[1].registers, 255);
+  EXPECT_EQ(k[1].shared_bytes, 16384);
+  EXPECT_EQ(k[1].local_bytes, 48);
+  EXPECT_EQ(k[1].stack_bytes, 48);
+  EXPECT_TRUE(timing::parse_resource_usage("no cuda here").empty());
+}
+
+TEST(TimingWire, RequestReplyAndPeaksRoundTrip) {
+  wire::TimeRequest req;
+  wire::Arg t;
+  t.tensor = at::arange(6, at::kFloat).reshape({2, 3});
+  wire::Arg dim;
+  dim.kind = wire::Arg::Kind::Int;
+  dim.i = -1;
+  req.sets = {{t, dim}, {t, dim}};
+  req.baseline_op = "softmax";
+  req.min_iterations = 7;
+  req.max_iterations = 70;
+  req.budget_seconds = 0.25;
+  req.flush_bytes = 1 << 20;
+  req.threads = 3;
+  wire::TimeRequest back;
+  std::string why;
+  ASSERT_TRUE(wire::decode(wire::encode(req), &back, &why)) << why;
+  ASSERT_EQ(back.sets.size(), 2u);
+  EXPECT_TRUE(at::equal(back.sets[1][0].tensor, t.tensor));
+  EXPECT_EQ(back.sets[1][1].i, -1);
+  EXPECT_EQ(back.baseline_op, "softmax");
+  EXPECT_EQ(back.min_iterations, 7u);
+  EXPECT_EQ(back.max_iterations, 70u);
+  EXPECT_DOUBLE_EQ(back.budget_seconds, 0.25);
+  EXPECT_EQ(back.flush_bytes, uint64_t(1) << 20);
+  EXPECT_EQ(back.threads, 3);
+
+  wire::TimeReply rep;
+  rep.timer = "cuda-events";
+  rep.device = "NVIDIA H200";
+  rep.l2_bytes = 52428800;
+  rep.verified = {{t.tensor}, {t.tensor * 2}};
+  rep.candidate_ms = {0.5, 0.25};
+  rep.baseline_ms = {0.75};
+  rep.iterations = 2;
+  rep.mismatches = 1;
+  rep.first_mismatch_set = 1;
+  rep.first_mismatch_call = 9;
+  rep.mismatch_outputs = {t.tensor * 3};
+  wire::TimeReply rback;
+  ASSERT_TRUE(wire::decode(wire::encode(rep), &rback, &why)) << why;
+  EXPECT_EQ(rback.device, "NVIDIA H200");
+  EXPECT_EQ(rback.l2_bytes, 52428800);
+  ASSERT_EQ(rback.verified.size(), 2u);
+  EXPECT_TRUE(at::equal(rback.verified[1][0], t.tensor * 2));
+  EXPECT_EQ(rback.candidate_ms, rep.candidate_ms);
+  EXPECT_EQ(rback.baseline_ms, rep.baseline_ms);
+  EXPECT_EQ(rback.first_mismatch_set, 1);
+  EXPECT_EQ(rback.first_mismatch_call, 9u);
+  EXPECT_TRUE(at::equal(rback.mismatch_outputs[0], t.tensor * 3));
+
+  wire::DevicePeaks p{"NVIDIA H200", 4.1e12, 4.9e14, 7.5e14, 7.4e14, "test"};
+  wire::DevicePeaks pback;
+  ASSERT_TRUE(wire::decode(wire::encode(p), &pback, &why)) << why;
+  EXPECT_EQ(pback.device, p.device);
+  EXPECT_DOUBLE_EQ(pback.matmul_flops_f16, 7.5e14);
+}
+
+TEST(TimingWire, TruncatedOrInconsistentMessagesAreRejected) {
+  wire::TimeRequest req;
+  wire::Arg t;
+  t.tensor = at::ones({4});
+  req.sets = {{t}};
+  std::string bytes = wire::encode(req);
+  wire::TimeRequest back;
+  std::string why;
+  EXPECT_FALSE(wire::decode(bytes.substr(0, bytes.size() - 3), &back, &why));
+  EXPECT_FALSE(wire::decode(bytes + "x", &back, &why));
+  req.min_iterations = 20;
+  req.max_iterations = 10;  // min above max
+  EXPECT_FALSE(wire::decode(wire::encode(req), &back, &why));
+  req.sets.clear();  // nothing to time
+  req.min_iterations = 1;
+  EXPECT_FALSE(wire::decode(wire::encode(req), &back, &why));
+}
+
+}  // namespace
+}  // namespace gauntlet

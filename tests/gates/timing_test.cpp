@@ -1,0 +1,75 @@
+// The timing gate in the real sandbox: controls pass with figures, both planted timing bugs fail, replay reproduces.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "gauntlet/replay.h"
+#include "real_run.h"
+
+namespace gauntlet {
+namespace {
+
+using testing::CorpusKernelRun;
+
+TEST(TimingGate, ControlPassesWithBaselineRooflineAndFigures) {
+  CorpusKernelRun r("controls/softmax.json", 5, "timing");
+  GateVerdict v = make_gate("timing")->run(*r.ctx);
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  ASSERT_TRUE(v.evidence.contains("dtypes"));
+  const auto& d = v.evidence["dtypes"][0];
+  EXPECT_EQ(d["timer"], "steady-clock");
+  EXPECT_GE(d["candidate"]["n"].get<int>(), 10);
+  EXPECT_GT(d["candidate"]["median_ms"].get<double>(), 0);
+  EXPECT_LE(d["candidate"]["ci95_ms"][0].get<double>(), d["candidate"]["median_ms"].get<double>());
+  EXPECT_GE(d["candidate"]["ci95_ms"][1].get<double>(), d["candidate"]["median_ms"].get<double>());
+  EXPECT_EQ(d["baseline"]["name"], "ATen softmax");  // float32 softmax exists in every LibTorch
+  EXPECT_GT(d["speedup"].get<double>(), 0);
+  EXPECT_GT(d["peaks"]["copy_bytes_per_s"].get<double>(), 0);
+  EXPECT_GT(d["roofline"]["utilization"].get<double>(), 0);
+  EXPECT_GE(d["input_sets"].get<int>(), 2);  // rotation over distinct inputs
+  EXPECT_NE(v.message.find("speedup"), std::string::npos) << v.message;
+}
+
+TEST(TimingGate, MemoizedResultIsImplausiblyFast) {
+  CorpusKernelRun r("bugs/timing/relu_memo_by_fingerprint.json", 5, "timing");
+  GateVerdict v = make_gate("timing")->run(*r.ctx);
+  EXPECT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_EQ(v.category, Category::WrongResult);
+  EXPECT_NE(v.message.find("implausible"), std::string::npos) << v.message;
+  EXPECT_FALSE(v.replay.empty());
+}
+
+TEST(TimingGate, HotPathWrongOnlyInTheTimedLoopIsCaughtByTheRecheck) {
+  CorpusKernelRun r("bugs/timing/relu_tail_dropped_when_hot.json", 5, "timing");
+  GateVerdict v = make_gate("timing")->run(*r.ctx);
+  EXPECT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_NE(v.message.find("differ from the same inputs' verified outputs"), std::string::npos) << v.message;
+  // The same kernel is right in every untimed first call: the accuracy gate passes it.
+  GateVerdict acc = make_gate("accuracy")->run(*r.ctx);
+  EXPECT_EQ(acc.status, Status::Pass) << acc.message;
+}
+
+TEST(TimingGate, SkipsAfterAnEarlierGateFailed) {
+  CorpusKernelRun r("controls/relu.json", 5, "timing");
+  r.ctx->earlier_failures = {"accuracy", "memory"};
+  GateVerdict v = make_gate("timing")->run(*r.ctx);
+  EXPECT_EQ(v.status, Status::Skip);
+  EXPECT_NE(v.message.find("accuracy, memory"), std::string::npos) << v.message;
+}
+
+TEST(TimingGate, ReplayOfTheImplausibleCaseReproducesTheFailure) {
+  CorpusKernelRun r("bugs/timing/relu_memo_by_fingerprint.json", 5, "timing");
+  GateVerdict v = make_gate("timing")->run(*r.ctx);
+  ASSERT_EQ(v.status, Status::Fail) << v.message;
+  std::ifstream in(v.replay);
+  nlohmann::json j = nlohmann::json::parse(in);
+  Case c;
+  std::string error;
+  ASSERT_TRUE(case_from_json(j.at("case"), &c, &error)) << error;
+  GateVerdict again = make_gate("timing")->check_one(*r.ctx, c);
+  EXPECT_EQ(again.status, Status::Fail) << again.message;
+  EXPECT_NE(again.message.find("implausible"), std::string::npos) << again.message;
+}
+
+}  // namespace
+}  // namespace gauntlet
