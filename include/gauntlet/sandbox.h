@@ -24,6 +24,16 @@ struct SandboxOptions {
   // Added to fork+exec'd children's scrubbed environment (the memory gate's ASan child:
   // LD_PRELOAD of the sanitizer runtime and ASAN_OPTIONS). Zygote children ignore it.
   std::vector<std::string> extra_env;
+  // The GPU a CUDA child uses (--gpu): the index among the GPUs this process may use (those of its
+  // own CUDA_VISIBLE_DEVICES when set), passed to every child as CUDA_VISIBLE_DEVICES, so the
+  // child sees exactly one GPU, as cuda:0. CPU children get it too and cannot use it (their
+  // /dev/nvidia* nodes are covered).
+  int gpu_index = 0;
+  // Resident host memory watch. CUDA children run without RLIMIT_DATA (the driver reserves tens of
+  // GiB of address space), so the parent samples their resident memory (anonymous + shared) while
+  // it waits for a reply and kills the group past memory_limit_bytes (out-of-memory). >0 also
+  // watches CPU children, at this bound (tests; their RLIMIT_DATA stays memory_limit_bytes).
+  int64_t resident_limit_bytes = 0;
 };
 
 // What happened to one request sent to a worker child.
@@ -58,6 +68,8 @@ class Launcher {
   const SandboxOptions& options() const { return options_; }
   // "zygote" or "fork+exec", plus the namespaces the last child got and why others are missing.
   std::string isolation_note() const { return note_; }
+  // The GPU the last CUDA child saw (LoadReply.device_info, a JSON object); empty before one loaded.
+  std::string device_info() const { return device_info_; }
 
  private:
   friend class WorkerSession;
@@ -76,6 +88,7 @@ class Launcher {
   bool zygote_failed_ = false;
   uint32_t wanted_ns_ = 0;
   std::string note_;
+  std::string device_info_;
 };
 
 // One sandboxed child: load a kernel, then send it cases. Its deadline covers its whole life.
@@ -89,6 +102,8 @@ class WorkerSession {
   Outcome call(const wire::CaseRequest& request);
   std::string signature() const { return signature_; }
   std::string sandbox_notes() const { return notes_; }
+  // device=cuda: the GPU as this child saw it (JSON object text); empty for CPU children.
+  std::string device_info() const { return device_info_; }
   pid_t pid() const { return pid_; }
   // The last `max_bytes` of what the child wrote to stdout/stderr (control characters as spaces).
   std::string captured_output(size_t max_bytes) const;
@@ -102,6 +117,9 @@ class WorkerSession {
   bool special_frame(const wire::Frame& f, Outcome* out);
   void kill_now();
   int wait_status(bool* exited);
+  // read_frame, sampling the child's resident memory while it waits when watched (CUDA children);
+  // true with *over filled (out-of-memory, child killed) when the memory went past the limit.
+  wire::ReadStatus read_reply(wire::Frame* f, std::string* why, Outcome* over, bool* over_limit);
 
   Launcher* launcher_ = nullptr;
   pid_t pid_ = -1;
@@ -110,11 +128,19 @@ class WorkerSession {
   int64_t deadline_ms_ = 0;
   int timeout_seconds_ = 0;
   bool finished_ = false;
-  std::string signature_, notes_;
+  bool cuda_ = false;               // loaded with device=cuda
+  int64_t resident_limit_ = 0;      // >0: resident memory watched at this bound
+  std::string signature_, notes_, device_info_;
 };
 
 // Reads the tail of a child's captured stdout/stderr (for evidence in messages).
 std::string read_capture_tail(int fd, size_t max_bytes);
+// CUDA_VISIBLE_DEVICES for a child that is to use GPU `gpu_index`: the index-th entry of the
+// `inherited` list (this process's CUDA_VISIBLE_DEVICES, may be null), else the index itself.
+std::string cuda_visible_devices_for(int gpu_index, const char* inherited);
+// Resident memory of a process that counts against its host memory limit: anonymous plus shared
+// (RssAnon + RssShmem of /proc/PID/status), in bytes; -1 when it cannot be read (gone).
+int64_t resident_memory_bytes(pid_t pid);
 // "4G", "512M", "1024K", "123" -> bytes; nullopt-like -1 on a malformed size.
 int64_t parse_size(const std::string& text);
 

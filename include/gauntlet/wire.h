@@ -110,6 +110,9 @@ struct LoadReply {
   std::string error;         // load-error message
   std::string signature;     // the entry's deduced signature
   std::string sandbox_notes; // which isolation layers are active in this child
+  // device=cuda only: the GPU as the child saw it, a JSON object (name, compute capability, memory,
+  // driver; docs/gpu.md). Encoded only when not empty, so a CPU LoadReply's bytes are unchanged.
+  std::string device_info;
 };
 
 struct CaseRequest {

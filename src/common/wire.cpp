@@ -354,6 +354,7 @@ std::string encode(const LoadReply& m) {
   w.str(m.error);
   w.str(m.signature);
   w.str(m.sandbox_notes);
+  if (!m.device_info.empty()) w.str(m.device_info);  // optional trailing field (absent: none)
   return std::move(w.bytes());
 }
 bool decode(const std::string& bytes, LoadReply* m, std::string* why) {
@@ -364,6 +365,8 @@ bool decode(const std::string& bytes, LoadReply* m, std::string* why) {
   r.str(&m->error);
   r.str(&m->signature);
   r.str(&m->sandbox_notes);
+  m->device_info.clear();
+  if (r.ok() && !r.at_end()) r.str(&m->device_info);
   return finish(r, why);
 }
 

@@ -24,7 +24,7 @@ struct VerifyFlags {
   std::string kernel, op, source, entry, device, dtypes, json_path, memory = "4G", gates, replay_dir = "gauntlet-out/replays";
   std::vector<std::string> attrs;
   uint64_t seed = 0;
-  int timeout = 60, budget = 1;
+  int timeout = 60, budget = 1, gpu = 0;
   bool seed_given = false, no_zygote = false, quiet = false;
 };
 
@@ -86,6 +86,8 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   if (s.memory_limit_bytes <= 0) *error = "--memory-limit: '" + f.memory + "' is not a size like 512M or 4G";
   if (f.timeout <= 0) *error = "--timeout must be a positive number of seconds";
   s.use_zygote = !f.no_zygote;
+  s.gpu_index = f.gpu;
+  if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;
 }
 
@@ -170,6 +172,7 @@ void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
   c->add_option("--attr", f.attrs, "fixed attribute value, name=value (repeatable)");
   c->add_option("--timeout", f.timeout, "wall-clock seconds per gate process (default 60)");
   c->add_option("--memory-limit", f.memory, "host memory per gate process, e.g. 512M, 4G (default 4G)");
+  c->add_option("--gpu", f.gpu, "index of the GPU a CUDA kernel's children use (default 0)");
   c->add_flag("--no-zygote", f.no_zygote, "fork+exec a fresh worker per gate instead of forking the zygote");
 }
 

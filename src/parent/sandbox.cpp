@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "gauntlet/cuda_errors.h"
 #include "gauntlet/kernel_abi.h"
 
 namespace gauntlet {
@@ -35,12 +36,16 @@ std::string exe_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
-// The child's environment: nothing of ours leaks in, only what LibTorch needs to load.
-std::vector<std::string> scrubbed_env() {
+// The child's environment: nothing of ours leaks in, only what LibTorch needs to load, and the one
+// GPU a CUDA child may use (the CUDA runtime reads these when the child first uses CUDA; the
+// parent never does).
+std::vector<std::string> scrubbed_env(const SandboxOptions& o) {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C",
                                   "OMP_NUM_THREADS=1", "MALLOC_ARENA_MAX=2"};
-  for (const char* keep : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"})
-    if (const char* v = getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+  if (const char* v = getenv("LD_LIBRARY_PATH")) env.push_back(std::string("LD_LIBRARY_PATH=") + v);
+  env.push_back("CUDA_VISIBLE_DEVICES=" + cuda_visible_devices_for(o.gpu_index, getenv("CUDA_VISIBLE_DEVICES")));
+  env.push_back("CUDA_MODULE_LOADING=LAZY");            // load kernels' modules on first use
+  env.push_back("PYTORCH_NVML_BASED_CUDA_CHECK=1");     // availability checks without a CUDA context
   return env;
 }
 
@@ -62,6 +67,41 @@ int make_capture_fd() {
 }
 
 }  // namespace
+
+std::string cuda_visible_devices_for(int gpu_index, const char* inherited) {
+  const std::string index = std::to_string(gpu_index);
+  if (!inherited || !*inherited) return index;
+  std::string list = inherited;
+  size_t start = 0;
+  for (int i = 0; start <= list.size(); ++i) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    if (i == gpu_index) return list.substr(start, end - start);
+    start = end + 1;
+  }
+  return index;  // past the inherited list: the child finds no such GPU and says so
+}
+
+int64_t resident_memory_bytes(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/status", int(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  int64_t kb = 0;
+  bool found = false;
+  for (const char* key : {"RssAnon:", "RssShmem:"}) {
+    if (const char* at = strstr(buf, key)) {
+      kb += strtoll(at + strlen(key), nullptr, 10);
+      found = true;
+    }
+  }
+  return found ? kb * 1024 : -1;
+}
 
 int64_t parse_size(const std::string& text) {
   if (text.empty()) return -1;
@@ -137,7 +177,7 @@ bool Launcher::start_zygote(std::string* error) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return (*error = std::string("socketpair: ") + strerror(errno), false);
-  std::vector<std::string> env = scrubbed_env();
+  std::vector<std::string> env = scrubbed_env(options_);
   std::vector<std::string> argv = {worker_path_, "--zygote"};
   auto envp = cstrs(env);
   auto argvp = cstrs(argv);
@@ -276,7 +316,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   if (!fds.make(error)) return (fds.close_all(), nullptr);
   // Everything the child needs is prepared before clone: between clone and exec only
   // async-signal-safe calls are allowed (this process may have other threads).
-  std::vector<std::string> env = scrubbed_env();
+  std::vector<std::string> env = scrubbed_env(options_);
   env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());
   auto envp = cstrs(env);
   const uid_t uid = getuid();
@@ -455,10 +495,23 @@ Outcome WorkerSession::load(const std::string& so_path, const std::string& entry
 }
 
 Outcome WorkerSession::load(const wire::LoadRequest& req) {
+  cuda_ = req.device == "cuda";
+  if (launcher_) {
+    const SandboxOptions& opt = launcher_->options_;
+    resident_limit_ = opt.resident_limit_bytes > 0 ? opt.resident_limit_bytes
+                      : cuda_                      ? opt.memory_limit_bytes
+                                                   : 0;
+  }
   wire::write_frame(req_fd_, wire::FrameType::Load, wire::encode(req));
   wire::Frame f;
   std::string why;
-  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
+  Outcome over;
+  bool over_limit = false;
+  wire::ReadStatus rs = read_reply(&f, &why, &over, &over_limit);
+  if (over_limit) {
+    over.message = "while loading the kernel: " + over.message;
+    return over;
+  }
   if (rs != wire::ReadStatus::Ok) {
     Outcome o = fail_from_child(rs, why);
     if (o.kind == Outcome::Kind::Died) o.message = "while loading the kernel: " + o.message;
@@ -478,6 +531,8 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
     return o;
   }
   notes_ = rep.sandbox_notes;
+  device_info_ = rep.device_info;
+  if (launcher_ && !device_info_.empty()) launcher_->device_info_ = device_info_;
   if (!rep.ok) {
     const bool harness = rep.error.rfind("harness:", 0) == 0;
     o.kind = harness ? Outcome::Kind::HarnessError : Outcome::Kind::LoadFailed;
@@ -535,7 +590,9 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
   wire::Frame f;
   std::string why;
-  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
+  bool over_limit = false;
+  wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit);
+  if (over_limit) return o;
   if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
   if (special_frame(f, &o)) return o;
   if (f.type != wire::FrameType::CaseReply || !wire::decode(f.payload, &o.reply, &why) ||
@@ -570,7 +627,61 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
       o.category = Category::HarnessError;
       o.message = o.reply.message;
   }
+  if (cuda_ && (o.reply.code == kCallException || o.reply.code == kWorkerInternalError)) {
+    // A CUDA error: its category by its message (cuda_errors.h). After a sticky one the child's
+    // CUDA context is dead: it is killed (the GPU is released for the next child) and reported
+    // as died, so gates start a fresh child instead of sending it more cases.
+    const CudaErrorClass c = classify_cuda_error(o.message);
+    if (c.is_cuda_error) {
+      o.category = c.category;
+      o.kind = c.category == Category::OutOfMemory ? Outcome::Kind::OutOfMemory
+               : c.category == Category::Crash     ? Outcome::Kind::Died
+               : c.category == Category::Timeout   ? Outcome::Kind::TimedOut
+               : c.category == Category::HarnessError ? Outcome::Kind::HarnessError
+                                                      : Outcome::Kind::KernelError;
+      if (c.context_lost) {
+        kill_now();
+        bool exited;
+        wait_status(&exited);
+        if (o.kind == Outcome::Kind::KernelError) o.kind = Outcome::Kind::Died;
+        o.message += " (sticky CUDA error: the child's CUDA context is lost; the child was killed)";
+      }
+    }
+  }
   return o;
+}
+
+wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Outcome* over, bool* over_limit) {
+  *over_limit = false;
+  if (resident_limit_ <= 0) return wire::read_frame(rep_fd_, f, deadline_ms_, why);
+  // Sample every 20 ms until the reply starts (or the deadline), and once more when it has come:
+  // a child that grew past the limit while computing is killed even if it managed to reply.
+  auto check = [&]() {
+    const int64_t rss = resident_memory_bytes(pid_);
+    if (rss <= resident_limit_) return false;
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    *over_limit = true;
+    over->kind = Outcome::Kind::OutOfMemory;
+    over->category = Category::OutOfMemory;
+    over->message = "host memory: the child's resident memory reached " + std::to_string(rss >> 20) +
+                    " MiB, over the --memory-limit of " + std::to_string(resident_limit_ >> 20) + " MiB" +
+                    (cuda_ ? " (a CUDA child has no RLIMIT_DATA; the parent watches its resident set)" : "") +
+                    "; the process group was killed";
+    return true;
+  };
+  while (true) {
+    const int64_t left = deadline_ms_ - wire::now_ms();
+    if (left <= 0) break;
+    pollfd pfd{rep_fd_, POLLIN, 0};
+    const int r = poll(&pfd, 1, int(std::min<int64_t>(left, 20)));
+    if (check()) return wire::ReadStatus::Eof;
+    if (r > 0) break;
+  }
+  wire::ReadStatus rs = wire::read_frame(rep_fd_, f, deadline_ms_, why);
+  if (rs == wire::ReadStatus::Ok && check()) return wire::ReadStatus::Eof;
+  return rs;
 }
 
 void WorkerSession::finish() {

@@ -18,7 +18,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-nlohmann::json environment_json(const Launcher& launcher, const std::string& sandbox_note) {
+nlohmann::json environment_json(const Launcher& launcher, const std::string& sandbox_note, const std::string& device) {
   utsname u{};
   uname(&u);
   nlohmann::json env;
@@ -27,7 +27,14 @@ nlohmann::json environment_json(const Launcher& launcher, const std::string& san
   env["compiler"] = std::string("g++ ") + __VERSION__;
   env["host"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
   env["cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
-  env["device"] = "cpu";
+  env["device"] = device;
+  if (device == "cuda") {
+    // The GPU as the worker child saw it (the parent never initializes CUDA); absent when no
+    // child loaded the kernel (a build error).
+    const nlohmann::json gpu = nlohmann::json::parse(launcher.device_info(), nullptr, false);
+    if (gpu.is_object()) env["gpu"] = gpu;
+    env["gpu_index"] = launcher.options().gpu_index;
+  }
   env["sandbox"] = {{"launcher", launcher.options().use_zygote ? "zygote" : "fork+exec"},
                     {"isolation", sandbox_note},
                     {"timeout_seconds", launcher.options().timeout_seconds},
@@ -125,7 +132,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
     any_error |= v.status == Status::Error || v.status == Status::HarnessError;
   }
   report.verdict = any_fail ? "fail" : any_error ? "error" : "pass";
-  report.environment = environment_json(launcher, ctx.sandbox_note);
+  report.environment = environment_json(launcher, ctx.sandbox_note, manifest.device);
   if (!report.build.ok || report.build.cache_hit || report.build.seconds > 0)
     report.environment["build"] = {{"cache_hit", report.build.cache_hit}, {"seconds", report.build.seconds},
                                    {"prelude", report.build.prelude}};

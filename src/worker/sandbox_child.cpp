@@ -1,4 +1,5 @@
 // Entering the sandbox inside a worker child: private /tmp, privilege drop, rlimits, seccomp filter.
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gauntlet/device_nodes.h"
 #include "gauntlet/wire.h"
 #include "worker.h"
 
@@ -179,6 +181,24 @@ bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::strin
       layers += " private-proc";
     } else {
       layers += " private-proc=unavailable(" + std::string(strerror(errno)) + ")";
+    }
+  }
+  if (!cuda) {
+    // SPEC: GPU device nodes only where the gate needs the GPU. A CPU kernel's child gets
+    // /dev/null over every /dev/nvidia* node (and an empty tmpfs over the nvidia-caps folders), so
+    // it cannot open the GPU. Nothing is noted where no such node exists (a machine without GPU).
+    std::string why;
+    bool any = false;
+    if (DIR* d = opendir("/dev")) {
+      while (dirent* e = readdir(d)) any |= is_gpu_device_name(e->d_name);
+      closedir(d);
+    }
+    if (any && (policy.namespaces & kNsMount)) {
+      if (!private_tmp) mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+      const int n = hide_gpu_device_nodes("/dev", &why);
+      layers += why.empty() ? " gpu-hidden(" + std::to_string(n) + ")" : " gpu-hidden=partial(" + why + ")";
+    } else if (any) {
+      layers += " gpu-visible(no mount namespace)";
     }
   }
   if (kernel_fd >= 0) {

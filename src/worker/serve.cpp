@@ -85,8 +85,11 @@ void install_operator_recorder() {
 
 bool reply(wire::FrameType t, const std::string& payload) { return wire::write_frame(kReplyFd, t, payload); }
 
+std::string g_device_info;  // device=cuda: describe_cuda_device(), sent with the LoadReply
+
 bool send_load_reply(bool ok, const std::string& error, const std::string& sig, const std::string& notes) {
   wire::LoadReply r;
+  r.device_info = g_device_info;
   r.ok = ok;
   r.error = error;
   r.signature = sig;
@@ -249,6 +252,7 @@ int serve(const SandboxPolicy& policy) {
   for (const KernelEntry* e = entries_fn(); e && e->name; ++e)
     if (load.entry == e->name) entry = e;
   if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
+  if (g_cuda) g_device_info = describe_cuda_device();
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;
 
   while (true) {

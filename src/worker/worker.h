@@ -24,6 +24,10 @@ bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::strin
 // For pid 1: self-sent fatal signals are reported as a Signal frame, then the process exits.
 void install_signal_reporters();
 
+// device=cuda: the GPU this child sees, as a JSON object for LoadReply.device_info (name, compute
+// capability, memory, driver, CUDA_VISIBLE_DEVICES). Initializes CUDA in the calling process.
+std::string describe_cuda_device();
+
 // Serves Load, then Case frames until Bye or EOF. Returns the process exit code.
 int serve(const SandboxPolicy& policy);
 

@@ -34,5 +34,25 @@ TEST(WireDevice, UnknownDeviceIsRefused) {
   EXPECT_FALSE(decode(encode(req), &back, &why));
 }
 
+TEST(WireDevice, LoadReplyDeviceInfoIsAnOptionalTrailingField) {
+  LoadReply rep;
+  rep.ok = true;
+  rep.signature = "Tensor(Tensor)";
+  rep.sandbox_notes = "isolation: seccomp";
+  const std::string cpu = encode(rep);
+  rep.device_info = R"({"name":"NVIDIA H200"})";
+  const std::string cuda = encode(rep);
+  ASSERT_GT(cuda.size(), cpu.size());
+  EXPECT_EQ(cuda.substr(0, cpu.size()), cpu);  // a CPU reply's bytes are what they were before
+  LoadReply back;
+  std::string why;
+  back.device_info = "stale";
+  ASSERT_TRUE(decode(cpu, &back, &why)) << why;
+  EXPECT_EQ(back.device_info, "");
+  ASSERT_TRUE(decode(cuda, &back, &why)) << why;
+  EXPECT_EQ(back.device_info, rep.device_info);
+  EXPECT_EQ(back.sandbox_notes, rep.sandbox_notes);
+}
+
 }  // namespace
 }  // namespace gauntlet::wire
