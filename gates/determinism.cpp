@@ -296,6 +296,9 @@ class DeterminismGate : public Gate {
     }
     v.message = std::to_string(judged) + " cases: " + std::to_string(kRepeats) + " calls in one process and 1 in a fresh one (" +
                 poison_text() + ") " + (bitwise(ctx) ? "bitwise identical" : "within tolerance");
+    if (ctx.manifest.device == "cuda")
+      v.message += "; on the GPU each poison is also written over the CUDA caching allocator's free memory before "
+                   "every call (device buffers from LibTorch's allocator; cudaMalloc'd or static ones are not)";
     return v;
   }
 

@@ -9,6 +9,26 @@
 #include "gauntlet/rng.h"
 
 namespace gauntlet {
+
+// Testable pieces (tests/gates/provenance_test.cpp declares them).
+namespace provenance_gate {
+
+// A CUDA kernel must not compute on the host: the device-to-host transfers it made inside the call
+// (CaseReply::host_copies), as one sentence naming the first; "" when there were none.
+std::string host_copy_message(const std::vector<std::string>& input_names, const std::vector<wire::HostCopy>& copies) {
+  if (copies.empty()) return "";
+  const wire::HostCopy& h = copies.front();
+  const std::string what = h.input >= 0 && size_t(h.input) < input_names.size() ? "input " + input_names[size_t(h.input)]
+                           : h.input >= 0 ? "input " + std::to_string(h.input)
+                                          : "a device tensor";
+  std::string msg = "the kernel copied " + what + " (" + h.from + " \u2192 cpu, " + std::to_string(h.bytes) + " bytes, " +
+                    h.op + ") to the host inside the call";
+  if (copies.size() > 1) msg += " (and made " + std::to_string(copies.size() - 1) + " more device-to-host copies)";
+  return msg + ": a CUDA kernel must compute on the device";
+}
+
+}  // namespace provenance_gate
+
 namespace {
 
 // Single-element changes tried per input (floating, or index) and case; each must move the oracle's output
@@ -69,6 +89,8 @@ class ProvenanceGate : public Gate {
       return v;
     }
     v.message = std::to_string(st.cases) + " cases, no forbidden operator (calls: " + op_list(st.ops) + ")";
+    if (ctx.manifest.device == "cuda")
+      v.message += ", no device-to-host copy inside the call (seen at the ATen level; raw cudaMemcpy is not)";
     if (st.followed > 0)
       v.message += "; the output followed " + std::to_string(st.followed) + " single-element input changes";
     else
@@ -180,6 +202,16 @@ class ProvenanceGate : public Gate {
                   "case " + c.label + ": the kernel calls " + list + ", which the " + ctx.schema.name +
                       " schema forbids (the library's own implementation of the op): it does not compute the result itself",
                   {{"forbidden_ops_called", forbidden}, {"aten_ops", run.outcome.reply.aten_ops}});
+    }
+    if (!run.outcome.reply.host_copies.empty()) {
+      std::vector<std::string> names;
+      for (const InputSpec& in : ctx.schema.inputs) names.push_back("'" + in.name + "'");
+      nlohmann::json copies = nlohmann::json::array();
+      for (const wire::HostCopy& h : run.outcome.reply.host_copies)
+        copies.push_back({{"op", h.op}, {"input", h.input}, {"from", h.from}, {"bytes", h.bytes}});
+      return fail(ctx, run, Category::WrongResult,
+                  "case " + c.label + ": " + provenance_gate::host_copy_message(names, run.outcome.reply.host_copies),
+                  {{"host_copies", copies}, {"aten_ops", run.outcome.reply.aten_ops}});
     }
     Judged j = judge(ctx, c, run.outcome.reply.calls.at(0).outputs, run.oracle);
     if (!j.pass)

@@ -24,6 +24,14 @@ struct SandboxOptions {
   // Added to fork+exec'd children's scrubbed environment (the memory gate's ASan child:
   // LD_PRELOAD of the sanitizer runtime and ASAN_OPTIONS). Zygote children ignore it.
   std::vector<std::string> extra_env;
+  // fork+exec'd children only: a program and its arguments run in front of the worker's command
+  // line (the memory gate's compute-sanitizer child: the sanitizer starts the worker as its child).
+  std::vector<std::string> exec_prefix;
+  // The compute-sanitizer child's relaxations (docs/memory.md), applied by the worker itself: it
+  // keeps the host's /tmp and its seccomp filter allows Unix sockets (socket(AF_UNIX, any type),
+  // connect, bind, listen, accept), so the sanitizer's injection can reach its front-end.
+  bool tool_ipc = false;
+  bool drop_privileges = true;  // root outside a user namespace becomes nobody (65534)
   // The GPU a CUDA child uses (--gpu): the index among the GPUs this process may use (those of its
   // own CUDA_VISIBLE_DEVICES when set), passed to every child as CUDA_VISIBLE_DEVICES, so the
   // child sees exactly one GPU, as cuda:0. CPU children get it too and cannot use it (their

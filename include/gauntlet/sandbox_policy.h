@@ -25,6 +25,9 @@ struct SandboxPolicy {
   bool seccomp = true;              // deny sockets, ptrace, exec, new processes, namespace changes
   bool drop_privileges = true;      // root outside a user namespace becomes nobody (65534)
   bool private_tmp = true;          // a fresh tmpfs on /tmp when a mount namespace exists
+  // The compute-sanitizer child (SandboxOptions::tool_ipc): Unix sockets allowed by the seccomp
+  // filter. Encoded only when set, so other policies' text is unchanged.
+  bool tool_ipc = false;
 };
 
 std::string encode_policy(const SandboxPolicy& p);  // hex text, safe on a command line

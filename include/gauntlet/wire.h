@@ -151,6 +151,14 @@ struct CaseReply {
   uint64_t case_id = 0;
   int32_t code = 0;          // KernelCallCode
   std::string message;
+// One device-to-host transfer made inside the call (CaseReply::host_copies).
+struct HostCopy {
+  std::string op;            // the ATen operator that made it, e.g. "aten::copy_"
+  int32_t input = -1;        // the tensor argument whose device storage the source lies in; -1: another buffer
+  std::string from;          // the source's device, e.g. "cuda:0"
+  int64_t bytes = 0;         // bytes transferred (the source view's elements times their size)
+};
+
   std::vector<CallOutputs> calls;  // one per repeat
   bool inputs_unchanged = true;    // every input's storage bytes equal before and after the calls
   double kernel_seconds = 0;       // wall time inside the entry, summed over repeats
@@ -162,6 +170,11 @@ struct CaseReply {
 
 std::string encode(const LoadRequest& m);
 std::string encode(const LoadReply& m);
+  // device=cuda with record_ops (provenance gate): device-to-host transfers the entry made through
+  // ATen while it ran (aten::copy_ to a CPU tensor from a CUDA one, aten::_local_scalar_dense of a
+  // CUDA tensor, as .cpu(), .to(kCPU) and .item() end in them). Raw cudaMemcpy calls are not seen.
+  // Encoded only when not empty (a tagged trailing section), so other replies' bytes are unchanged.
+  std::vector<HostCopy> host_copies;
 std::string encode(const CaseRequest& m);
 std::string encode(const CaseReply& m);
 bool decode(const std::string& bytes, LoadRequest* m, std::string* why);

@@ -39,6 +39,7 @@ std::string encode_policy(const SandboxPolicy& p) {
   w.u8(p.seccomp);
   w.u8(p.drop_privileges);
   w.u8(p.private_tmp);
+  if (p.tool_ipc) w.u8(1);  // optional trailing byte
   static const char* hex = "0123456789abcdef";
   std::string out;
   for (unsigned char c : w.bytes()) {
@@ -73,6 +74,9 @@ bool decode_policy(const std::string& text, SandboxPolicy* p) {
   p->seccomp = sc;
   p->drop_privileges = dp;
   p->private_tmp = pt;
+  uint8_t ipc = 0;
+  if (r.ok() && !r.at_end()) r.u8(&ipc);
+  p->tool_ipc = ipc != 0;
   return r.ok() && r.at_end();
 }
 

@@ -385,6 +385,9 @@ bool decode(const std::string& bytes, CaseRequest* m, std::string* why) {
   return finish(r, why);
 }
 
+// Tags of CaseReply's optional trailing sections.
+constexpr uint8_t kHostCopiesTag = 1;
+
 std::string encode(const CaseReply& m) {
   Writer w;
   w.u64(m.case_id);
@@ -414,6 +417,16 @@ std::string encode(const CaseReply& m) {
     w.i64(f.offset);
     w.i64(f.bytes);
     w.i64(f.buffer_bytes);
+  }
+  if (!m.host_copies.empty()) {  // optional tagged section (absent: none)
+    w.u8(kHostCopiesTag);
+    w.u32(uint32_t(m.host_copies.size()));
+    for (const HostCopy& h : m.host_copies) {
+      w.str(h.op);
+      w.u32(uint32_t(h.input));
+      w.str(h.from);
+      w.i64(h.bytes);
+    }
   }
   return std::move(w.bytes());
 }
@@ -475,6 +488,23 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
     r.i64(&f.offset);
     r.i64(&f.bytes);
     r.i64(&f.buffer_bytes);
+  }
+  m->host_copies.clear();
+  while (r.ok() && !r.at_end()) {  // tagged optional sections
+    uint8_t tag = 0;
+    r.u8(&tag);
+    if (tag != kHostCopiesTag) return (*why = "unknown case reply section " + std::to_string(tag), false);
+    uint32_t n = 0;
+    if (!r.u32(&n) || n > 4096) return (*why = "bad host copy count", false);
+    m->host_copies.resize(n);
+    for (HostCopy& h : m->host_copies) {
+      uint32_t input = 0;
+      r.str(&h.op, 4096);
+      r.u32(&input);
+      h.input = int32_t(input);
+      r.str(&h.from, 256);
+      r.i64(&h.bytes);
+    }
   }
   return finish(r, why);
 }

@@ -312,6 +312,12 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
     *error = "worker binary not found or not executable: " + worker_path_;
     return nullptr;
   }
+  // With an exec prefix (compute-sanitizer) that program is exec'd and starts the worker itself.
+  const std::string exe = options_.exec_prefix.empty() ? worker_path_ : options_.exec_prefix[0];
+  if (access(exe.c_str(), X_OK) != 0) {
+    *error = "not found or not executable: " + exe;
+    return nullptr;
+  }
   ChildFds fds;
   if (!fds.make(error)) return (fds.close_all(), nullptr);
   // Everything the child needs is prepared before clone: between clone and exec only
@@ -334,7 +340,12 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
     policy.memory_limit_bytes = options_.memory_limit_bytes;
     policy.seccomp = options_.seccomp;
     policy.namespaces = bits;
-    argv = {worker_path_, "--serve", "--policy", encode_policy(policy)};
+    policy.drop_privileges = options_.drop_privileges;
+    policy.tool_ipc = options_.tool_ipc;
+    if (options_.tool_ipc) policy.private_tmp = false;  // the sanitizer front-end's files stay visible
+    argv = options_.exec_prefix;
+    for (const std::string& a : {worker_path_, std::string("--serve"), std::string("--policy"), encode_policy(policy)})
+      argv.push_back(a);
     argvp = cstrs(argv);
     pid = pid_t(syscall(SYS_clone, clone_flags_for(bits) | SIGCHLD, nullptr, nullptr, nullptr, 0));
     if (pid == 0) {
@@ -357,7 +368,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
       dup2(st, 5);
       syscall(SYS_close_range, 6, ~0u, 0);
       setpgid(0, 0);
-      execve(worker_path_.c_str(), argvp.data(), envp.data());
+      execve(exe.c_str(), argvp.data(), envp.data());
       _exit(127);
     }
     if (pid > 0) break;

@@ -56,7 +56,10 @@ void on_fatal_signal(int sig) {
   _exit(128 + sig);
 }
 
-bool install_seccomp(std::string* error, bool cuda) {
+// tool_ipc (the compute-sanitizer child, cuda only): Unix sockets of any type may be made and
+// connected, bound, listened on and accepted, so the sanitizer's injected library reaches its
+// front-end process; other socket families still trap, the network namespace stays.
+bool install_seccomp(std::string* error, bool cuda, bool tool_ipc = false) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return (*error = "seccomp_init failed", false);
   const uint32_t trap = SCMP_ACT_TRAP;
@@ -72,12 +75,18 @@ bool install_seccomp(std::string* error, bool cuda) {
                          SCMP_SYS(add_key),  SCMP_SYS(request_key),   SCMP_SYS(io_uring_setup),
                          SCMP_SYS(kexec_load), SCMP_SYS(init_module), SCMP_SYS(finit_module)};
   int rc = 0;
+  tool_ipc = tool_ipc && cuda;
   for (int sc : trapped) {
+    if (tool_ipc && (sc == SCMP_SYS(socket) || sc == SCMP_SYS(connect) || sc == SCMP_SYS(bind) ||
+                     sc == SCMP_SYS(listen) || sc == SCMP_SYS(accept) || sc == SCMP_SYS(accept4)))
+      continue;  // below
     if (cuda && (sc == SCMP_SYS(socket) || sc == SCMP_SYS(connect) || sc == SCMP_SYS(bind) || sc == SCMP_SYS(listen)))
       continue;  // below
     rc |= seccomp_rule_add(ctx, trap, sc, 0);
   }
-  if (cuda) {
+  if (tool_ipc) {
+    rc |= seccomp_rule_add(ctx, trap, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+  } else if (cuda) {
     // The CUDA driver's start probes for an MPS server: socket(AF_UNIX, SOCK_SEQPACKET), then
     // connect("/tmp/nvidia-mps/control"), carrying on when that gives ENOENT; a refused socket()
     // makes it fail (error 304, seen on the H200). So a CUDA child may make that one kind of
@@ -238,8 +247,8 @@ bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::strin
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSYS, &sa, nullptr);
-    if (!install_seccomp(error, cuda)) return false;
-    layers += " seccomp";
+    if (!install_seccomp(error, cuda, policy.tool_ipc)) return false;
+    layers += cuda && policy.tool_ipc ? " seccomp(unix-sockets-for-compute-sanitizer)" : " seccomp";
   }
   *notes = layers;
   return true;

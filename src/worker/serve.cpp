@@ -15,6 +15,7 @@
 
 #include "gauntlet/kernel_abi.h"
 #include "gauntlet/wire.h"
+#include "device_poison.h"
 #include "guarded_alloc.h"
 #include "worker.h"
 
@@ -25,6 +26,8 @@ constexpr int32_t kWorkerInternalError = 100;
 
 // Records the name of every ATen operator entered while `active` (provenance gate). A global
 // callback, not a thread-local one: operators a kernel runs inside at::parallel_for workers count.
+bool overlaps(const at::Tensor& a, const at::Tensor& b);
+
 struct OperatorRecorder {
   std::mutex mu;
   bool active = false;
@@ -46,10 +49,43 @@ struct OperatorRecorder {
   }
 };
 OperatorRecorder g_ops;
+  // device=cuda: device-to-host transfers while active, the source matched against `inputs`.
+  std::vector<at::Tensor> inputs;
+  std::vector<wire::HostCopy> copies;
+  void note_copy(const char* op, const at::Tensor& src) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!active || copies.size() >= 64) return;
+    wire::HostCopy h;
+    h.op = op;
+    for (size_t j = 0; j < inputs.size() && h.input < 0; ++j)
+      if (overlaps(src, inputs[j])) h.input = int32_t(j);
+    h.from = src.device().str();
+    h.bytes = int64_t(src.numel()) * int64_t(src.element_size());
+    copies.push_back(std::move(h));
+  }
 bool g_record_ops = false;
 bool g_cuda = false;  // the kernel's device is cuda: inputs go to the GPU, outputs come back
 
+// A device-to-host transfer through ATen: copy_ into a CPU tensor from a CUDA one (.cpu(), .to(),
+// copy_ itself), or _local_scalar_dense of a CUDA tensor (.item()). Leaf operators only, so one
+// .cpu() is one transfer, not three (aten::to, aten::_to_copy, aten::copy_).
+void note_host_copy(const at::RecordFunction& fn) {
+  const char* name = fn.name();
+  const bool copy = std::strcmp(name, "aten::copy_") == 0;
+  if (!copy && std::strcmp(name, "aten::_local_scalar_dense") != 0) return;
+  const auto in = fn.inputs();
+  if (copy) {
+    if (in.size() < 2 || !in[0].isTensor() || !in[1].isTensor()) return;
+    const at::Tensor& dst = in[0].toTensor();
+    const at::Tensor& src = in[1].toTensor();
+    if (dst.defined() && src.defined() && dst.is_cpu() && src.is_cuda()) g_ops.note_copy(name, src);
+  } else if (!in.empty() && in[0].isTensor() && in[0].toTensor().defined() && in[0].toTensor().is_cuda()) {
+    g_ops.note_copy(name, in[0].toTensor());
+  }
+}
+
 // ---- device=cuda: inputs to the GPU, outputs back (the parent never touches CUDA) ------------------
+uint8_t g_poison = 0xA5;  // LoadRequest.poison_byte: also written over the CUDA cache before each call
 
 // A CUDA tensor with the CPU tensor's sizes, strides, storage offset and whole storage bytes (so
 // layout-gate inputs keep their strides, and bytes outside the view are carried as well).
@@ -73,13 +109,18 @@ void synchronize_cuda() {
   guard.getStream(guard.getDevice()).synchronize();  // the current stream, as cpp_extension kernels use
 }
 
-void install_operator_recorder() {
+// With `host_copies` (device=cuda) the callback also gets each operator's inputs, to see transfers.
+void install_operator_recorder(bool host_copies) {
   at::addGlobalCallback(at::RecordFunctionCallback(
-                            [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+                            host_copies ? +[](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+                              g_ops.note(fn.name());
+                              note_host_copy(fn);
+                              return nullptr;
+                            } : +[](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
                               g_ops.note(fn.name());
                               return nullptr;
                             })
-                            .needsInputs(false)
+                            .needsInputs(host_copies)
                             .scopes({at::RecordScope::FUNCTION}));
 }
 
@@ -126,6 +167,20 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
   for (size_t i = 0; i < req.args.size(); ++i) {
     const wire::Arg& a = req.args[i];
     args[i].kind = KernelArg::Kind(uint8_t(a.kind));
+  // device=cuda: the device copies of the inputs and the kernel's allocations come from poisoned memory.
+  int64_t input_bytes = 0, largest_input = 0;
+  for (const wire::Arg& a : req.args)
+    if (a.kind == wire::Arg::Kind::Tensor && a.tensor.defined() && a.tensor.has_storage()) {
+      input_bytes += int64_t(a.tensor.storage().nbytes());
+      largest_input = std::max(largest_input, int64_t(a.tensor.storage().nbytes()));
+    }
+  if (g_cuda) {
+    {
+      std::lock_guard<std::mutex> lock(g_ops.mu);
+      g_ops.inputs.clear();  // an earlier failed case's inputs: released before the cache is emptied
+    }
+    poison_cuda_cache(g_poison, input_bytes, largest_input);
+  }
     args[i].tensor = (g_cuda && a.kind == wire::Arg::Kind::Tensor && a.tensor.defined())
                          ? to_cuda_same_layout(a.tensor)
                          : a.tensor;
@@ -146,12 +201,18 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
   for (uint32_t call = 0; call < std::max<uint32_t>(1, req.repeat); ++call) {
     std::vector<at::Tensor> outs;
     std::string error;
+  if (g_record_ops && g_cuda) {
+    std::lock_guard<std::mutex> lock(g_ops.mu);
+    g_ops.copies.clear();
+    g_ops.inputs = inputs;  // host copies are matched against the inputs' device storage
+  }
     auto t0 = std::chrono::steady_clock::now();
     if (g_record_ops) g_ops.set_active(true);
     int code = entry.invoke(&args, &outs, &error);
     if (g_cuda && code == kCallOk) {
       try {
         synchronize_cuda();  // asynchronous kernel errors surface here, and the time covers the GPU work
+    if (g_cuda && call > 0) poison_cuda_cache(g_poison, input_bytes, largest_input);  // and before each repeat
       } catch (const std::exception& e) {
         code = kCallException;
         error = std::string("CUDA error after the call: ") + e.what();
@@ -221,6 +282,12 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
 }  // namespace
 
 int serve(const SandboxPolicy& policy) {
+  if (g_record_ops && g_cuda) {
+    std::lock_guard<std::mutex> lock(g_ops.mu);
+    rep.host_copies = std::move(g_ops.copies);
+    g_ops.copies.clear();
+    g_ops.inputs.clear();
+  }
   wire::Frame f;
   std::string why;
   if (wire::read_frame(kRequestFd, &f, -1, &why) != wire::ReadStatus::Ok || f.type != wire::FrameType::Load)
@@ -241,7 +308,7 @@ int serve(const SandboxPolicy& policy) {
   // Fresh memory reads as the poison byte (unwritten outputs show); guarded when the memory gate asks.
   install_allocator(load.poison_byte, load.guard_bytes);
   g_record_ops = load.record_ops;
-  if (g_record_ops) install_operator_recorder();
+  if (g_record_ops) install_operator_recorder(g_cuda);
 
   void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return (send_load_reply(false, std::string("dlopen failed: ") + dlerror(), "", notes), 4);
@@ -253,6 +320,7 @@ int serve(const SandboxPolicy& policy) {
     if (load.entry == e->name) entry = e;
   if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
   if (g_cuda) g_device_info = describe_cuda_device();
+  g_poison = load.poison_byte;
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;
 
   while (true) {

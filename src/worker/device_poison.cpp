@@ -1,0 +1,70 @@
+// device=cuda: poisons the CUDA caching allocator's free memory before each call (device_poison.h).
+#include "device_poison.h"
+
+#include <ATen/ATen.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9)
+#include <c10/core/CachingDeviceAllocator.h>
+#define GAUNTLET_HAVE_DEVICE_ALLOCATOR 1
+#endif
+
+namespace gauntlet::worker {
+namespace {
+
+constexpr int64_t kMiB = int64_t(1) << 20;
+// c10's CUDA caching allocator (CUDACachingAllocator.cpp): requests up to 1 MiB come from 2 MiB
+// small-pool segments; larger ones from the large pool, where a request under 10 MiB gets a 20 MiB
+// segment and a larger one a segment rounded up to 2 MiB. A free block serves any request of its
+// pool that fits (best fit, split), on the stream it was allocated on.
+constexpr int64_t kSmallBlock = kMiB, kLargeBlock = 20 * kMiB, kRound = 2 * kMiB;
+constexpr int64_t kSmallPoolBytes = 16 * kMiB;  // 8 small segments
+constexpr int64_t kMaxBytes = int64_t(4) << 30;
+bool g_emptied = false;
+
+}  // namespace
+
+bool cuda_cache_emptied() { return g_emptied; }
+
+int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes) {
+  static const bool no_cache = [] {
+    const char* v = std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (no_cache) return 0;
+  g_emptied = false;
+#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+  try {
+    // Segments with no live block go back to the driver: what is cached afterwards is ours.
+    c10::getDeviceAllocator(c10::DeviceType::CUDA)->emptyCache();
+    g_emptied = true;
+  } catch (const std::exception&) {
+  }
+#endif
+  const auto opts = at::TensorOptions().dtype(at::kByte).device(at::kCUDA);
+  const int64_t want = std::min(kMaxBytes, 4 * std::max<int64_t>(input_bytes, 0) + 16 * kMiB);
+  std::vector<at::Tensor> held;
+  try {
+    for (int64_t b = 0; b < kSmallPoolBytes; b += kSmallBlock) held.push_back(at::empty({kSmallBlock}, opts));
+    const int64_t big = (4 * largest_input_bytes + kRound - 1) / kRound * kRound;
+    if (big > kLargeBlock && big <= kMaxBytes) held.push_back(at::empty({big}, opts));
+    for (int64_t b = 0; b < std::max<int64_t>(want - kSmallPoolBytes, kLargeBlock); b += kLargeBlock)
+      held.push_back(at::empty({kLargeBlock}, opts));
+  } catch (const std::exception&) {
+    // Out of device memory: poison what was obtained.
+  }
+  int64_t total = 0;
+  for (at::Tensor& t : held) {
+    t.fill_(int64_t(poison));
+    total += t.numel();
+  }
+  held.clear();  // back to the cache; a later allocation on this stream is ordered after the fills
+  return total;
+}
+
+}  // namespace gauntlet::worker

@@ -1,0 +1,84 @@
+// CaseReply's host copies (provenance on CUDA) and the sanitizer child's policy bit: optional
+// trailing fields, so replies and policies without them keep their bytes.
+#include <gtest/gtest.h>
+
+#include "gauntlet/sandbox_policy.h"
+#include "gauntlet/wire.h"
+
+namespace gauntlet::wire {
+namespace {
+
+CaseReply sample_reply() {
+  CaseReply r;
+  r.case_id = 7;
+  r.aten_ops = {"aten::empty", "aten::copy_"};
+  MemoryFinding f;
+  f.kind = MemoryFinding::Kind::InputModified;
+  f.buffer = MemoryFinding::Buffer::Input;
+  f.index = 0;
+  f.bytes = 4;
+  r.memory_findings.push_back(f);
+  return r;
+}
+
+TEST(WireHostCopies, ReplyWithoutCopiesKeepsItsBytes) {
+  CaseReply r = sample_reply();
+  const std::string plain = encode(r);
+  r.host_copies.push_back({"aten::copy_", 0, "cuda:0", 4096});
+  const std::string with = encode(r);
+  ASSERT_GT(with.size(), plain.size());
+  EXPECT_EQ(with.substr(0, plain.size()), plain);  // the section only follows the old fields
+  CaseReply back;
+  std::string why;
+  back.host_copies.push_back({"stale", 1, "x", 1});
+  ASSERT_TRUE(decode(plain, &back, &why)) << why;
+  EXPECT_TRUE(back.host_copies.empty());
+  EXPECT_EQ(back.aten_ops, r.aten_ops);
+}
+
+TEST(WireHostCopies, RoundTrip) {
+  CaseReply r = sample_reply();
+  r.host_copies.push_back({"aten::copy_", 1, "cuda:0", 4096});
+  r.host_copies.push_back({"aten::_local_scalar_dense", -1, "cuda:0", 4});
+  CaseReply back;
+  std::string why;
+  ASSERT_TRUE(decode(encode(r), &back, &why)) << why;
+  ASSERT_EQ(back.host_copies.size(), 2u);
+  EXPECT_EQ(back.host_copies[0].op, "aten::copy_");
+  EXPECT_EQ(back.host_copies[0].input, 1);
+  EXPECT_EQ(back.host_copies[0].from, "cuda:0");
+  EXPECT_EQ(back.host_copies[0].bytes, 4096);
+  EXPECT_EQ(back.host_copies[1].op, "aten::_local_scalar_dense");
+  EXPECT_EQ(back.host_copies[1].input, -1);
+  EXPECT_EQ(back.host_copies[1].bytes, 4);
+  EXPECT_EQ(back.memory_findings.size(), 1u);
+}
+
+TEST(WireHostCopies, UnknownSectionAndTruncationAreRefused) {
+  CaseReply r = sample_reply();
+  std::string bytes = encode(r) + std::string(1, '\x09');
+  CaseReply back;
+  std::string why;
+  EXPECT_FALSE(decode(bytes, &back, &why));
+  r.host_copies.push_back({"aten::copy_", 0, "cuda:0", 4096});
+  const std::string full = encode(r);
+  EXPECT_FALSE(decode(full.substr(0, full.size() - 3), &back, &why));
+}
+
+TEST(SandboxPolicyToolIpc, OnlyTheSanitizerChildAddsTheByte) {
+  SandboxPolicy p;
+  const std::string plain = encode_policy(p);
+  p.tool_ipc = true;
+  const std::string ipc = encode_policy(p);
+  EXPECT_EQ(ipc.substr(0, plain.size()), plain);
+  EXPECT_EQ(ipc.size(), plain.size() + 2);  // one byte, as hex
+  SandboxPolicy back;
+  back.tool_ipc = true;
+  ASSERT_TRUE(decode_policy(plain, &back));
+  EXPECT_FALSE(back.tool_ipc);
+  ASSERT_TRUE(decode_policy(ipc, &back));
+  EXPECT_TRUE(back.tool_ipc);
+}
+
+}  // namespace
+}  // namespace gauntlet::wire
