@@ -147,10 +147,6 @@ struct MemoryFinding {
   int64_t buffer_bytes = 0;  // the buffer's size as allocated
 };
 
-struct CaseReply {
-  uint64_t case_id = 0;
-  int32_t code = 0;          // KernelCallCode
-  std::string message;
 // One device-to-host transfer made inside the call (CaseReply::host_copies).
 struct HostCopy {
   std::string op;            // the ATen operator that made it, e.g. "aten::copy_"
@@ -159,6 +155,10 @@ struct HostCopy {
   int64_t bytes = 0;         // bytes transferred (the source view's elements times their size)
 };
 
+struct CaseReply {
+  uint64_t case_id = 0;
+  int32_t code = 0;          // KernelCallCode
+  std::string message;
   std::vector<CallOutputs> calls;  // one per repeat
   bool inputs_unchanged = true;    // every input's storage bytes equal before and after the calls
   double kernel_seconds = 0;       // wall time inside the entry, summed over repeats
@@ -166,15 +166,15 @@ struct HostCopy {
   // "aten::sum"), each once, in first-call order, summed over repeats.
   std::vector<std::string> aten_ops;
   std::vector<MemoryFinding> memory_findings;  // memory gate: canary breaches, modified inputs
-};
-
-std::string encode(const LoadRequest& m);
-std::string encode(const LoadReply& m);
   // device=cuda with record_ops (provenance gate): device-to-host transfers the entry made through
   // ATen while it ran (aten::copy_ to a CPU tensor from a CUDA one, aten::_local_scalar_dense of a
   // CUDA tensor, as .cpu(), .to(kCPU) and .item() end in them). Raw cudaMemcpy calls are not seen.
   // Encoded only when not empty (a tagged trailing section), so other replies' bytes are unchanged.
   std::vector<HostCopy> host_copies;
+};
+
+std::string encode(const LoadRequest& m);
+std::string encode(const LoadReply& m);
 std::string encode(const CaseRequest& m);
 std::string encode(const CaseReply& m);
 bool decode(const std::string& bytes, LoadRequest* m, std::string* why);

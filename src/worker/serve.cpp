@@ -24,10 +24,10 @@ namespace {
 
 constexpr int32_t kWorkerInternalError = 100;
 
-// Records the name of every ATen operator entered while `active` (provenance gate). A global
-// callback, not a thread-local one: operators a kernel runs inside at::parallel_for workers count.
 bool overlaps(const at::Tensor& a, const at::Tensor& b);
 
+// Records the name of every ATen operator entered while `active` (provenance gate). A global
+// callback, not a thread-local one: operators a kernel runs inside at::parallel_for workers count.
 struct OperatorRecorder {
   std::mutex mu;
   bool active = false;
@@ -47,8 +47,6 @@ struct OperatorRecorder {
     std::lock_guard<std::mutex> lock(mu);
     return std::move(names);
   }
-};
-OperatorRecorder g_ops;
   // device=cuda: device-to-host transfers while active, the source matched against `inputs`.
   std::vector<at::Tensor> inputs;
   std::vector<wire::HostCopy> copies;
@@ -63,8 +61,8 @@ OperatorRecorder g_ops;
     h.bytes = int64_t(src.numel()) * int64_t(src.element_size());
     copies.push_back(std::move(h));
   }
-bool g_record_ops = false;
-bool g_cuda = false;  // the kernel's device is cuda: inputs go to the GPU, outputs come back
+};
+OperatorRecorder g_ops;
 
 // A device-to-host transfer through ATen: copy_ into a CPU tensor from a CUDA one (.cpu(), .to(),
 // copy_ itself), or _local_scalar_dense of a CUDA tensor (.item()). Leaf operators only, so one
@@ -83,9 +81,11 @@ void note_host_copy(const at::RecordFunction& fn) {
     g_ops.note_copy(name, in[0].toTensor());
   }
 }
+bool g_record_ops = false;
+bool g_cuda = false;  // the kernel's device is cuda: inputs go to the GPU, outputs come back
+uint8_t g_poison = 0xA5;  // LoadRequest.poison_byte: also written over the CUDA cache before each call
 
 // ---- device=cuda: inputs to the GPU, outputs back (the parent never touches CUDA) ------------------
-uint8_t g_poison = 0xA5;  // LoadRequest.poison_byte: also written over the CUDA cache before each call
 
 // A CUDA tensor with the CPU tensor's sizes, strides, storage offset and whole storage bytes (so
 // layout-gate inputs keep their strides, and bytes outside the view are carried as well).
@@ -161,12 +161,6 @@ std::string storage_bytes(const at::Tensor& t) {
 wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req) {
   wire::CaseReply rep;
   rep.case_id = req.case_id;
-  std::vector<KernelArg> args(req.args.size());
-  std::vector<at::Tensor> inputs;
-  std::vector<std::string> before;
-  for (size_t i = 0; i < req.args.size(); ++i) {
-    const wire::Arg& a = req.args[i];
-    args[i].kind = KernelArg::Kind(uint8_t(a.kind));
   // device=cuda: the device copies of the inputs and the kernel's allocations come from poisoned memory.
   int64_t input_bytes = 0, largest_input = 0;
   for (const wire::Arg& a : req.args)
@@ -181,6 +175,12 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
     }
     poison_cuda_cache(g_poison, input_bytes, largest_input);
   }
+  std::vector<KernelArg> args(req.args.size());
+  std::vector<at::Tensor> inputs;
+  std::vector<std::string> before;
+  for (size_t i = 0; i < req.args.size(); ++i) {
+    const wire::Arg& a = req.args[i];
+    args[i].kind = KernelArg::Kind(uint8_t(a.kind));
     args[i].tensor = (g_cuda && a.kind == wire::Arg::Kind::Tensor && a.tensor.defined())
                          ? to_cuda_same_layout(a.tensor)
                          : a.tensor;
@@ -195,24 +195,24 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
   double seconds = 0;
   begin_case();  // memory gate: canary breaches are reported per case
   if (g_record_ops) g_ops.take();  // nothing of an earlier failed case carries over
+  if (g_record_ops && g_cuda) {
+    std::lock_guard<std::mutex> lock(g_ops.mu);
+    g_ops.copies.clear();
+    g_ops.inputs = inputs;  // host copies are matched against the inputs' device storage
+  }
   // The previous call's outputs stay alive until the next call has returned, so storage they share
   // with it was handed out again by the kernel, not recycled by the allocator.
   std::vector<at::Tensor> previous;
   for (uint32_t call = 0; call < std::max<uint32_t>(1, req.repeat); ++call) {
     std::vector<at::Tensor> outs;
     std::string error;
-  if (g_record_ops && g_cuda) {
-    std::lock_guard<std::mutex> lock(g_ops.mu);
-    g_ops.copies.clear();
-    g_ops.inputs = inputs;  // host copies are matched against the inputs' device storage
-  }
+    if (g_cuda && call > 0) poison_cuda_cache(g_poison, input_bytes, largest_input);  // and before each repeat
     auto t0 = std::chrono::steady_clock::now();
     if (g_record_ops) g_ops.set_active(true);
     int code = entry.invoke(&args, &outs, &error);
     if (g_cuda && code == kCallOk) {
       try {
         synchronize_cuda();  // asynchronous kernel errors surface here, and the time covers the GPU work
-    if (g_cuda && call > 0) poison_cuda_cache(g_poison, input_bytes, largest_input);  // and before each repeat
       } catch (const std::exception& e) {
         code = kCallException;
         error = std::string("CUDA error after the call: ") + e.what();
@@ -276,18 +276,18 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
   }
   rep.kernel_seconds = seconds;
   if (g_record_ops) rep.aten_ops = g_ops.take();
-  return rep;
-}
-
-}  // namespace
-
-int serve(const SandboxPolicy& policy) {
   if (g_record_ops && g_cuda) {
     std::lock_guard<std::mutex> lock(g_ops.mu);
     rep.host_copies = std::move(g_ops.copies);
     g_ops.copies.clear();
     g_ops.inputs.clear();
   }
+  return rep;
+}
+
+}  // namespace
+
+int serve(const SandboxPolicy& policy) {
   wire::Frame f;
   std::string why;
   if (wire::read_frame(kRequestFd, &f, -1, &why) != wire::ReadStatus::Ok || f.type != wire::FrameType::Load)
@@ -297,6 +297,7 @@ int serve(const SandboxPolicy& policy) {
 
   std::string so_path = load.so_path, notes, error;
   g_cuda = load.device == "cuda";
+  g_poison = load.poison_byte;
   SandboxPolicy effective = policy;
   // The CUDA driver reserves large virtual ranges: an address-space/data limit breaks its start.
   // GPU memory is bounded by the device; a CUDA child's host memory is not limited yet (docs/gpu.md).
@@ -320,7 +321,6 @@ int serve(const SandboxPolicy& policy) {
     if (load.entry == e->name) entry = e;
   if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
   if (g_cuda) g_device_info = describe_cuda_device();
-  g_poison = load.poison_byte;
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;
 
   while (true) {
