@@ -348,8 +348,13 @@ class TimingGate : public Gate {
         timing::roofline(cost.flops, cost.bytes, matmul_peak(peaks, dtype), peaks.copy_bytes_per_s);
     const double seconds = cand.median / 1000.0;
     const double utilization = seconds > 0 ? roof.seconds / seconds : 0;
+    nlohmann::json inputs = nlohmann::json::object(), attrs = nlohmann::json::object();
+    for (const TensorRecipe& r : sets[0].tensors) inputs[r.name] = {{"shape", r.shape}, {"dtype", dtype_name(r.dtype)}};
+    for (const auto& [k, a] : sets[0].attrs) attrs[k] = attr_to_string(a);
     *evidence = {{"dtype", dtype_name(dtype)},
                  {"case", sets[0].label},
+                 {"inputs", inputs},
+                 {"attrs", attrs},
                  {"input_sets", sets.size()},
                  {"timer", rep.timer},
                  {"iterations", rep.iterations},

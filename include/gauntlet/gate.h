@@ -40,6 +40,8 @@ struct GateContext {
   int budget = 1;              // case-budget multiplier (--budget)
   std::string replay_dir;      // where failing cases are written
   std::string sandbox_note;    // filled by open_session: isolation actually achieved
+  // Gates that failed or errored before this one (verify fills it): timing runs only without any.
+  std::vector<std::string> earlier_failures;
   // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
   struct Timing {
     double spawn = 0;   // starting children and loading the kernel into them

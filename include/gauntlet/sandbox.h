@@ -108,6 +108,10 @@ class WorkerSession {
   // The same with every LoadRequest field chosen by the caller (operator recording, ...).
   Outcome load(const wire::LoadRequest& request);
   Outcome call(const wire::CaseRequest& request);
+  // Sends one frame and waits for a frame of `reply_type` (the timing gate's requests). Ok with
+  // *reply_payload, or how the child failed (died, timed out, broke the protocol).
+  Outcome exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
+                   std::string* reply_payload);
   std::string signature() const { return signature_; }
   std::string sandbox_notes() const { return notes_; }
   // device=cuda: the GPU as this child saw it (JSON object text); empty for CPU children.

@@ -24,6 +24,10 @@ enum class FrameType : uint32_t {
   Violation = 5,   // worker -> parent: the seccomp filter trapped a forbidden system call
   Bye = 6,         // parent -> worker: exit cleanly
   Signal = 7,      // worker -> parent: a fatal signal it sent itself (pid-namespace init cannot die of it)
+  Time = 8,        // parent -> worker: TimeRequest (timing gate, include/gauntlet/timing.h)
+  TimeReply = 9,   // worker -> parent: TimeReply
+  Peaks = 10,      // parent -> worker: measure the device's peaks (empty payload)
+  PeaksReply = 11, // worker -> parent: DevicePeaks
 };
 
 struct Frame {
@@ -172,6 +176,12 @@ struct CaseReply {
   // Encoded only when not empty (a tagged trailing section), so other replies' bytes are unchanged.
   std::vector<HostCopy> host_copies;
 };
+
+// Building blocks for messages defined elsewhere (timing.h): kernel arguments, and the end-of-message
+// check (everything read, nothing left over).
+void put_args(Writer& w, const std::vector<Arg>& args);
+bool get_args(Reader& r, std::vector<Arg>* args, std::string* why);
+bool finish_message(Reader& r, std::string* why);
 
 std::string encode(const LoadRequest& m);
 std::string encode(const LoadReply& m);

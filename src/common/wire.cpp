@@ -166,7 +166,7 @@ ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why)
   r.u32(&magic);
   r.u32(&type);
   r.u64(&len);
-  if (magic != kMagic || type < 1 || type > 7 || len > kMaxFrameBytes) {
+  if (magic != kMagic || type < 1 || type > uint32_t(FrameType::PeaksReply) || len > kMaxFrameBytes) {
     if (why) *why = "malformed frame header (bad magic, type or length)";
     return ReadStatus::Garbage;
   }
@@ -266,8 +266,6 @@ bool get_tensor(Reader& r, at::Tensor* out, std::string* why) {
   return true;
 }
 
-namespace {
-
 void put_args(Writer& w, const std::vector<Arg>& args) {
   w.u32(uint32_t(args.size()));
   for (const Arg& a : args) {
@@ -310,12 +308,14 @@ bool get_args(Reader& r, std::vector<Arg>* args, std::string* why) {
   return true;
 }
 
-bool finish(Reader& r, std::string* why) {
+bool finish_message(Reader& r, std::string* why) {
   if (!r.ok()) return (*why = "truncated message", false);
   if (!r.at_end()) return (*why = "trailing bytes after message", false);
   return true;
 }
 
+namespace {
+bool finish(Reader& r, std::string* why) { return finish_message(r, why); }
 }  // namespace
 
 std::string encode(const LoadRequest& m) {

@@ -590,6 +590,34 @@ bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
   return false;
 }
 
+Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
+                                std::string* reply_payload) {
+  Outcome o;
+  if (finished_) {
+    o.kind = Outcome::Kind::HarnessError;
+    o.category = Category::HarnessError;
+    o.message = "request to a finished worker";
+    return o;
+  }
+  wire::write_frame(req_fd_, type, payload);
+  wire::Frame f;
+  std::string why;
+  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
+  if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+  if (special_frame(f, &o)) return o;
+  if (f.type != reply_type) {
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "protocol violation: unexpected reply frame";
+    return o;
+  }
+  *reply_payload = std::move(f.payload);
+  return o;
+}
+
 Outcome WorkerSession::call(const wire::CaseRequest& request) {
   Outcome o;
   if (finished_) {

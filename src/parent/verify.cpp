@@ -122,6 +122,8 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
                             {"worker_round_trip_seconds", ctx.timing.call}};
     }
     v.seconds = seconds_since(g0);
+    if (v.status == Status::Fail || v.status == Status::Error || v.status == Status::HarnessError)
+      ctx.earlier_failures.push_back(name);
     if (options.progress)
       std::fprintf(stderr, "  %-15s %-13s %.2fs\n", name.c_str(), status_name(v.status), v.seconds);
     report.gates.push_back(std::move(v));

@@ -15,6 +15,8 @@ namespace gauntlet::worker {
 // before and after it, checked when it is freed and by check_guards().
 void install_allocator(uint8_t poison, uint32_t guard_bytes);
 bool guards_enabled();
+// Turns the poison fill of fresh allocations off or on (the timing gate times calls without it).
+void set_poisoning(bool on);
 
 // Starts a case: forgets breaches found in earlier cases' frees.
 void begin_case();

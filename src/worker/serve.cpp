@@ -17,6 +17,8 @@
 #include "gauntlet/wire.h"
 #include "device_poison.h"
 #include "guarded_alloc.h"
+#include "timing_loop.h"
+#include "cuda_rt.h"
 #include "worker.h"
 
 namespace gauntlet::worker {
@@ -103,10 +105,14 @@ at::Tensor to_cuda_same_layout(const at::Tensor& cpu) {
   return t;
 }
 
-// Waits for the current CUDA stream; a CUDA error the kernel left behind (launch failure, illegal address) throws.
+// Waits for the current CUDA stream and then the whole device (a kernel may launch on a stream of
+// its own, and its outputs must be complete before they are read); a CUDA error the kernel left
+// behind (launch failure, illegal address) throws.
 void synchronize_cuda() {
   c10::impl::VirtualGuardImpl guard(c10::DeviceType::CUDA);
   guard.getStream(guard.getDevice()).synchronize();  // the current stream, as cpp_extension kernels use
+  std::string error;
+  if (cuda_rt::available() && !cuda_rt::device_synchronize(&error)) throw std::runtime_error(error);
 }
 
 // With `host_copies` (device=cuda) the callback also gets each operator's inputs, to see transfers.
@@ -285,6 +291,23 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
   return rep;
 }
 
+// The timing gate's frames: a TimeRequest (timed calls) or a Peaks request (device peaks).
+bool serve_timing(const KernelEntry& entry, const wire::Frame& f) {
+  set_poisoning(false);  // the fill of fresh memory would be timed with the kernel
+  if (f.type == wire::FrameType::Peaks)
+    return reply(wire::FrameType::PeaksReply, wire::encode(measure_peaks(g_cuda)));
+  wire::TimeRequest req;
+  wire::TimeReply rep;
+  std::string why;
+  if (!wire::decode(f.payload, &req, &why)) {
+    rep.code = kWorkerInternalError;
+    rep.message = "worker could not decode the timing request: " + why;
+  } else {
+    rep = run_timing(entry, req, g_cuda);
+  }
+  return reply(wire::FrameType::TimeReply, wire::encode(rep));
+}
+
 }  // namespace
 
 int serve(const SandboxPolicy& policy) {
@@ -326,6 +349,10 @@ int serve(const SandboxPolicy& policy) {
   while (true) {
     wire::ReadStatus s = wire::read_frame(kRequestFd, &f, -1, &why);
     if (s != wire::ReadStatus::Ok || f.type == wire::FrameType::Bye) return 0;
+    if (f.type == wire::FrameType::Time || f.type == wire::FrameType::Peaks) {
+      if (!serve_timing(*entry, f)) return 5;
+      continue;
+    }
     if (f.type != wire::FrameType::Case) return 3;
     wire::CaseRequest req;
     wire::CaseReply rep;

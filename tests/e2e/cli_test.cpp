@@ -37,7 +37,7 @@ TEST(Cli, ControlPassesWithTheSpecsJsonFields) {
     for (const char* field : {"name", "status", "category", "message", "replay"}) EXPECT_TRUE(g.contains(field)) << field;
   }
   // The first eight gates and memory pass; every other gate passes or skips with its reason
-  // (not implemented in this version, or not applicable such as gradients without a backward).
+  // (not applicable, such as gradients without a backward).
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string status = j["gates"][i]["status"];
     if (i < 8 || names[i] == "memory") {

@@ -10,11 +10,13 @@
 # and name .deps in the device run's carry. They are unpacked under .deps/root (never into /).
 #
 # Steps (each optional through the environment):
-#   GPU_TESTS=1       also build and run the unit tests (default 0)
-#   GPU_TEST_FILTER=  their gtest filter (default Wire*:Builder*), after Cuda* alone
-#   GPU_VERIFY=0      skip `gauntlet verify` of the CUDA controls (default 1)
-#   GPU_CPU_CHECK=0   skip the CPU relu control run for comparison (default 1)
-#   GPU_GATES=...     comma-separated subset of gates for the CUDA verify (default: all)
+#   GPU_TESTS=1       also build and run the unit tests (default 0): Cuda*:Gpu*, Timing*, then
+#   GPU_TEST_FILTER=  this gtest filter (default Wire*:Builder*)
+#   GPU_PREBUILD=1    build every CUDA corpus kernel, in parallel (GPU_PREBUILD_JOBS, default 12)
+#   GPU_SELFTEST=1    `gauntlet selftest` over the CUDA corpus (GPU_SELFTEST_FILTER, default _cuda)
+#   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
+#   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
+#   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
 set -uo pipefail
@@ -94,30 +96,54 @@ rc=0
 # ---- 4. unit tests (optional) -------------------------------------------------------------------
 if [ "$tests" = ON ]; then
   stamp "unit tests"
-  # stdbuf: a crash must not swallow gtest's buffered lines (which test was running).
-  # The CUDA pipeline test alone first: the Builder tests run a CUDA kernel in the test process.
-  for filter in Cuda* "${GPU_TEST_FILTER:-Wire*:Builder*}"; do
+  # stdbuf: a crash must not swallow gtest's buffered lines (which test was running). The GPU
+  # tests first, each group in its own process (a test that runs CUDA in-process stays apart).
+  for filter in 'Cuda*:Gpu*' 'Timing*' "${GPU_TEST_FILTER:-Wire*:Builder*}"; do
+    echo "=== $filter" >> "$OUT/tests.log"
     stdbuf -oL -eL "$BUILD_DIR"/tests/gauntlet_unit_tests --gtest_filter="$filter" >> "$OUT/tests.log" 2>&1 || rc=1
+    grep -E '^\[  (PASSED|FAILED) |^\[  SKIPPED|tests? ran' "$OUT/tests.log" | tail -3 | tee -a "$OUT/steps.log"
   done
-  tail -3 "$OUT/tests.log" | tee -a "$OUT/steps.log"
 fi
 
-# ---- 5. the CUDA controls through `gauntlet verify`, then the CPU relu for comparison ----------
-gates=()
-[ -n "${GPU_GATES:-}" ] && gates=(--gates "$GPU_GATES")
-if [ "${GPU_VERIFY:-1}" = 1 ]; then
-  for m in corpus/controls_cuda/*.json; do
-    name=$(basename "$m" .json)
-    stamp "verify $m"
-    "$BUILD_DIR"/gauntlet verify "$m" --seed 1 "${gates[@]}" \
-      --json "$OUT/cuda-$name.json" > "$OUT/verify-cuda.log" 2>&1 || rc=1
-    tail -25 "$OUT/verify-cuda.log"
-  done
+# ---- 5. the CUDA corpus -------------------------------------------------------------------------
+# GPU_PREBUILD=1: build every CUDA corpus kernel in parallel first (nvcc takes 30-40 s a kernel;
+# `verify --gates contract` builds and runs the cheapest gate), so the selftest below measures
+# already-built kernels (the throughput figure).
+if [ "${GPU_PREBUILD:-0}" = 1 ]; then
+  stamp "prebuild the CUDA corpus ($(ls corpus/*_cuda/*.json corpus/*_cuda/*/*.json 2>/dev/null | wc -l) manifests)"
+  ls corpus/*_cuda/*.json corpus/*_cuda/*/*.json 2>/dev/null |
+    xargs -P "${GPU_PREBUILD_JOBS:-12}" -I{} sh -c '"$0" verify "$1" --seed 1 --gates contract --quiet > /dev/null 2>&1; echo "$1 $?"' \
+      "$BUILD_DIR"/gauntlet {} > "$OUT/prebuild.log" 2>&1
+  stamp "prebuilt: $(awk '$2==0' "$OUT/prebuild.log" | wc -l) contract-pass, $(awk '$2!=0' "$OUT/prebuild.log" | wc -l) other"
 fi
-if [ "${GPU_CPU_CHECK:-1}" = 1 ]; then
+# GPU_SELFTEST=1: `gauntlet selftest` over the CUDA corpus (controls_cuda, bugs_cuda, hostile_cuda).
+if [ "${GPU_SELFTEST:-0}" = 1 ]; then
+  stamp "selftest ${GPU_SELFTEST_FILTER:-_cuda}"
+  "$BUILD_DIR"/gauntlet selftest --filter "${GPU_SELFTEST_FILTER:-_cuda}" --seed 1 --no-kbcheck \
+    --json "$OUT/selftest-cuda.json" > "$OUT/selftest-cuda.log" 2>&1 || rc=1
+  tail -45 "$OUT/selftest-cuda.log"
+fi
+# GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
+if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -f "$OUT/selftest-cuda.json" ]; then
+  stamp "timing vs do_bench"
+  python3 tools/gpu/timing_vs_do_bench.py "$OUT/selftest-cuda.json" "$OUT/timing-vs-do-bench" \
+    > "$OUT/do-bench.log" 2>&1 || rc=1
+  tail -20 "$OUT/do-bench.log"
+fi
+for m in ${GPU_VERIFY_LIST:-}; do
+  name=$(basename "$m" .json)
+  stamp "verify $m"
+  gates=()
+  [ -n "${GPU_GATES:-}" ] && gates=(--gates "$GPU_GATES")
+  "$BUILD_DIR"/gauntlet verify "$m" --seed 1 "${gates[@]}" --json "$OUT/verify-$name.json" > "$OUT/verify-$name.log" 2>&1 || rc=1
+  tail -20 "$OUT/verify-$name.log"
+done
+if [ "${GPU_CPU_CHECK:-0}" = 1 ]; then
   stamp "verify corpus/controls/relu.json (CPU)"
   "$BUILD_DIR"/gauntlet verify corpus/controls/relu.json --seed 1 > "$OUT/verify-cpu.log" 2>&1 || rc=1
   tail -16 "$OUT/verify-cpu.log"
 fi
+# The kernel build cache's peaks (timing gate) for the record.
+cp -r "$GAUNTLET_CACHE/peaks" "$OUT/" 2>/dev/null
 stamp "done rc=$rc"
 exit $rc
