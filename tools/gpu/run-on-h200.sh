@@ -98,7 +98,9 @@ if [ "$tests" = ON ]; then
   stamp "unit tests"
   # stdbuf: a crash must not swallow gtest's buffered lines (which test was running). The GPU
   # tests first, each group in its own process (a test that runs CUDA in-process stays apart).
-  for filter in 'Cuda*:Gpu*' 'Timing*' "${GPU_TEST_FILTER:-Wire*:Builder*}"; do
+  # GPU_TEST_FILTERS: space-separated gtest filters, each run in its own process (replaces the three).
+  read -r -a filters <<< "${GPU_TEST_FILTERS:-Cuda*:Gpu* Timing* ${GPU_TEST_FILTER:-Wire*:Builder*}}"
+  for filter in "${filters[@]}"; do
     echo "=== $filter" >> "$OUT/tests.log"
     stdbuf -oL -eL "$BUILD_DIR"/tests/gauntlet_unit_tests --gtest_filter="$filter" >> "$OUT/tests.log" 2>&1 || rc=1
     grep -E '^\[  (PASSED|FAILED) |^\[  SKIPPED|tests? ran' "$OUT/tests.log" | tail -3 | tee -a "$OUT/steps.log"
