@@ -119,16 +119,25 @@ if [ "${GPU_PREBUILD:-0}" = 1 ]; then
   stamp "prebuilt: $(awk '$2==0' "$OUT/prebuild.log" | wc -l) contract-pass, $(awk '$2!=0' "$OUT/prebuild.log" | wc -l) other"
 fi
 # GPU_SELFTEST=1: `gauntlet selftest` over the CUDA corpus (controls_cuda, bugs_cuda, hostile_cuda).
+# GPU_SELFTEST_FILTER may name several filters (space-separated), each its own selftest run
+# (selftest-cuda-N.json); GPU_SELFTEST_ARGS adds flags (e.g. --timeout 5 for the hostile kernels).
 if [ "${GPU_SELFTEST:-0}" = 1 ]; then
-  stamp "selftest ${GPU_SELFTEST_FILTER:-_cuda}"
-  "$BUILD_DIR"/gauntlet selftest --filter "${GPU_SELFTEST_FILTER:-_cuda}" --seed 1 --no-kbcheck \
-    --json "$OUT/selftest-cuda.json" > "$OUT/selftest-cuda.log" 2>&1 || rc=1
-  tail -45 "$OUT/selftest-cuda.log"
+  n=0
+  for f in ${GPU_SELFTEST_FILTER:-_cuda}; do
+    n=$((n + 1))
+    stamp "selftest $f"
+    # shellcheck disable=SC2086
+    "$BUILD_DIR"/gauntlet selftest --filter "$f" --seed 1 --no-kbcheck ${GPU_SELFTEST_ARGS:-} \
+      --json "$OUT/selftest-cuda-$n.json" > "$OUT/selftest-cuda-$n.log" 2>&1 || rc=1
+    tail -30 "$OUT/selftest-cuda-$n.log"
+  done
 fi
 # GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
-if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -f "$OUT/selftest-cuda.json" ]; then
-  stamp "timing vs do_bench"
-  python3 tools/gpu/timing_vs_do_bench.py "$OUT/selftest-cuda.json" "$OUT/timing-vs-do-bench" \
+# GPU_DOBENCH_REPORT: the selftest JSON to compare (default: this run's first).
+DOBENCH_REPORT=${GPU_DOBENCH_REPORT:-$OUT/selftest-cuda-1.json}
+if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -f "$DOBENCH_REPORT" ]; then
+  stamp "timing vs do_bench ($DOBENCH_REPORT)"
+  python3 tools/gpu/timing_vs_do_bench.py "$DOBENCH_REPORT" "$OUT/timing-vs-do-bench" \
     > "$OUT/do-bench.log" 2>&1 || rc=1
   tail -20 "$OUT/do-bench.log"
 fi

@@ -1,6 +1,7 @@
-// PLANTED BUG (subnormals): softmax in float32 with the fast intrinsic __expf (what
-// --use_fast_math turns expf into). __expf is ex2.approx.ftz: results below FLT_MIN (2^-126) are
-// flushed to 0, so probabilities exp(x - max) / sum that are representable float32/bfloat16
+// PLANTED BUG (subnormals): softmax in float32 with a fast exp written as the PTX that
+// --use_fast_math turns expf into, ex2.approx.ftz.f32 of x*log2(e) (plain __expf without -ftz=true
+// compiles to the non-flushing ex2.approx.f32 on CUDA 13, measured on the H200: that version
+// passed the subnormals gate). With .ftz, results below FLT_MIN (2^-126) are flushed to 0, so probabilities exp(x - max) / sum that are representable float32/bfloat16
 // subnormals (x - max between about -103 and -87.3) come back 0. Its error elsewhere (a few ulps,
 // growing with |x - max|) stays inside the schema's float32-accumulator tolerance, sums and the
 // division are IEEE float32, NaN/Inf propagate as in the control; float16 outputs never reach
@@ -110,6 +111,13 @@ __device__ __forceinline__ void store_f(at::BFloat16* p, float v) {
   *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v);
 }
 
+// What __expf is under --use_fast_math: the approximate base-2 exponential with flush-to-zero.
+__device__ __forceinline__ float fast_exp_ftz(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+}
+
 template <typename T>
 __global__ void softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t slices, int64_t K, int64_t inner) {
   __shared__ float sh[kThreads];
@@ -119,10 +127,10 @@ __global__ void softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64
     for (int64_t k = threadIdx.x; k < K; k += blockDim.x) m = nan_maxf(m, float(load_d(x + base + k * inner)));
     m = block_maxf(m, sh);
     float acc = 0.0f;
-    for (int64_t k = threadIdx.x; k < K; k += blockDim.x) acc += __expf(float(load_d(x + base + k * inner)) - m);
+    for (int64_t k = threadIdx.x; k < K; k += blockDim.x) acc += fast_exp_ftz(float(load_d(x + base + k * inner)) - m);
     const float denom = block_sumf(acc, sh);
     for (int64_t k = threadIdx.x; k < K; k += blockDim.x)
-      store_f(y + base + k * inner, __expf(float(load_d(x + base + k * inner)) - m) / denom);  // BUG: ftz exp
+      store_f(y + base + k * inner, fast_exp_ftz(float(load_d(x + base + k * inner)) - m) / denom);  // BUG: ftz exp
   }
 }
 
