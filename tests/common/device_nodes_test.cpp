@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "../test_files.h"
 
 namespace gauntlet {
 namespace {
@@ -79,7 +80,7 @@ TEST(GpuDeviceNodes, FakeNodesAreCoveredInAPrivateMountNamespace) {
   ::close(pfd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  std::filesystem::remove_all(dev);
+  gauntlet::testing::remove_tree(dev);
   if (got.rfind("skip: ", 0) == 0) GTEST_SKIP() << got.substr(6);
   // Three covered (nvidia0, nvidiactl, the nvidia-caps folder); the symlink is skipped.
   EXPECT_EQ(got, "hidden=3 error= nvidia0=null[] nvidiactl=null[] caps=0 other=[GPU null-ish]");

@@ -7,6 +7,7 @@
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
 #include "real_run.h"
+#include "../test_files.h"
 
 using namespace gauntlet;
 using gauntlet::testing::CorpusKernelRun;
@@ -136,7 +137,7 @@ torch::Tensor backward_flat(const torch::Tensor& x, int64_t dim, const torch::Te
     EXPECT_EQ(v.category, Category::WrongResult) << entry;
     EXPECT_NE(v.message.find(says), std::string::npos) << entry << ": " << v.message;
   }
-  std::filesystem::remove_all(dir);
+  gauntlet::testing::remove_tree(dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
+#include "../test_files.h"
 
 namespace gauntlet::testing {
 
@@ -52,7 +53,7 @@ struct CorpusKernelRun {
     ctx = std::make_unique<GateContext>(GateContext{schema, manifest, *space, launcher, build.so_path,
                                                     build.source_hash, "", seed, 1, replay_dir, ""});
   }
-  ~CorpusKernelRun() { std::filesystem::remove_all(replay_dir); }
+  ~CorpusKernelRun() { remove_tree(replay_dir); }
 };
 
 }  // namespace gauntlet::testing

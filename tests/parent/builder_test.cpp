@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../test_files.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -46,9 +48,8 @@ class BuilderTest : public ::testing::Test {
   }
 
   static void TearDownTestSuite() {
-    std::error_code ec;
-    std::filesystem::remove_all(kernel_dir_, ec);
-    if (own_cache_) std::filesystem::remove_all(cache_dir_, ec);  // precompiled preludes are ~1 GB
+    gauntlet::testing::remove_tree(kernel_dir_);
+    if (own_cache_) gauntlet::testing::remove_tree(cache_dir_);  // precompiled preludes are ~1 GB
   }
 
   static std::string write_kernel(const std::string& name, const std::string& text) {

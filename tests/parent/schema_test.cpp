@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gauntlet/schema.h"
+#include "../test_files.h"
 
 using namespace gauntlet;
 using json = nlohmann::json;
@@ -48,8 +49,7 @@ class TempDir {
     path_ = d ? d : "";
   }
   ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
+    if (!path_.empty()) gauntlet::testing::remove_tree(path_);
   }
   std::string write(const std::string& name, const std::string& text) const {
     std::string p = path_ + "/" + name;
