@@ -6,7 +6,8 @@ same kernel source (built here with torch.utils.cpp_extension) and the same ATen
 of the same shapes, dtypes and attributes with triton.testing.do_bench (its own 256 MB L2 flush,
 CUDA events, median), and writes the ratios as Markdown and JSON.
 
-usage: timing_vs_do_bench.py SELFTEST.json OUT_PREFIX
+usage: timing_vs_do_bench.py SELFTEST.json OUT_PREFIX [--aten-only]
+  --aten-only  compare only the ATen baselines (no nvcc builds: seconds instead of minutes)
 """
 import json
 import os
@@ -85,6 +86,7 @@ def build_all(sources, build_root):
 
 def main():
     report_path, out_prefix = sys.argv[1], sys.argv[2]
+    aten_only = "--aten-only" in sys.argv[3:]
     with open(report_path) as f:
         reports = json.load(f)
     from torch.utils.cpp_extension import load
@@ -103,7 +105,7 @@ def main():
         src = r["source"]
         sources["gt_" + os.path.splitext(os.path.basename(src))[0]] = os.path.abspath(src)
     build_root = os.path.join(os.environ.get("TMPDIR", "/tmp"), "gauntlet-do-bench")
-    build_errors = build_all(sources, build_root)
+    build_errors = {} if aten_only else build_all(sources, build_root)
     rows = []
     for r, ev in todo:
         op = r["op"]
@@ -118,7 +120,9 @@ def main():
             row["note"] = "inputs not reproducible here"
             rows.append(row)
             continue
-        if name in build_errors:
+        if aten_only:
+            pass
+        elif name in build_errors:
             row["note"] = "torch.utils.cpp_extension build failed: " + build_errors[name][-300:]
         else:
             mod = load(name=name, sources=[sources[name]], build_directory=os.path.join(build_root, name),
