@@ -1,6 +1,8 @@
 // Test cases: distributions, materializing recipes into tensors, kernel arguments, digests, JSON.
 #include "gauntlet/case.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -127,6 +129,10 @@ std::vector<Distribution> accuracy_distributions() {
           Distribution::OneSigned, Distribution::HeavyTailed, Distribution::Outliers};
 }
 
+// Elements per parallel chunk when materializing: small tensors stay on one thread, the timing
+// gate's GPU inputs (tens of millions of elements) use every core of the host.
+constexpr int64_t kMaterializeGrain = int64_t(1) << 16;
+
 at::Tensor materialize(const TensorRecipe& r) {
   int64_t n = 1;
   for (int64_t s : r.shape) n *= s;
@@ -134,7 +140,10 @@ at::Tensor materialize(const TensorRecipe& r) {
     at::Tensor t = at::empty({n}, at::kLong);
     int64_t* p = t.data_ptr<int64_t>();
     const uint64_t span = uint64_t(std::max<int64_t>(1, r.high - r.low));
-    for (int64_t i = 0; i < n; ++i) p[i] = r.low + int64_t(rng::below(r.seed, r.stream, uint64_t(i), span));
+    // Each element is a pure function of (seed, stream, index): filled in parallel, same bytes.
+    at::parallel_for(0, n, kMaterializeGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) p[i] = r.low + int64_t(rng::below(r.seed, r.stream, uint64_t(i), span));
+    });
     // Pinned indices (the provenance gate's single-element changes), kept inside [low, high).
     for (const auto& [index, value] : r.specials)
       if (index >= 0 && index < n) p[index] = std::clamp(int64_t(value), r.low, std::max(r.low, r.high - 1));
@@ -154,13 +163,15 @@ at::Tensor materialize(const TensorRecipe& r) {
     K = r.shape[size_t(axis)];
     for (int64_t a = axis + 1; a < rank; ++a) inner *= r.shape[size_t(a)];
   }
-  for (int64_t i = 0; i < n; ++i) {
-    double v = along ? draw_along(r.distribution, r.dtype, r.seed, r.stream,
-                                  uint64_t((i / (inner * K)) * inner + i % inner), (i / inner) % K, K)
-                     : draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i));
-    if (r.positive) v = std::fabs(v);
-    p[i] = num::round_to(r.dtype, v);  // exact in the dtype: the cast below changes nothing
-  }
+  at::parallel_for(0, n, kMaterializeGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      double v = along ? draw_along(r.distribution, r.dtype, r.seed, r.stream,
+                                    uint64_t((i / (inner * K)) * inner + i % inner), (i / inner) % K, K)
+                       : draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i));
+      if (r.positive) v = std::fabs(v);
+      p[i] = num::round_to(r.dtype, v);  // exact in the dtype: the cast below changes nothing
+    }
+  });
   for (const auto& [index, value] : r.specials)
     if (index >= 0 && index < n) p[index] = num::round_to(r.dtype, value);
   at::Tensor logical = t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
