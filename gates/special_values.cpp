@@ -31,17 +31,8 @@ int64_t numel_of(const std::vector<int64_t>& shape) {
 
 // FLOPs of the case from the schema's cost model; without one, the product of the case's dims.
 int64_t work_of(const OpSchema& schema, const Case& c) {
-  std::map<std::string, int64_t> vars = c.dims;
-  for (const auto& [k, v] : c.attrs) {
-    if (std::holds_alternative<int64_t>(v)) vars[k] = std::get<int64_t>(v);
-    else if (std::holds_alternative<bool>(v)) vars[k] = std::get<bool>(v);
-  }
-  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
-  ShapeMap shapes;
-  for (const TensorRecipe& r : c.tensors) shapes[r.name] = r.shape;
-  std::string error;
   if (!schema.flops.empty())
-    if (auto f = eval_expr(schema.flops, vars, shapes, &error)) return *f;
+    if (auto f = eval_case_expr(schema.flops, c)) return *f;
   int64_t w = 1;
   for (const auto& [name, size] : c.dims) w = std::min<int64_t>(w * std::max<int64_t>(1, size), int64_t(1) << 40);
   return w;

@@ -39,17 +39,8 @@ struct Cost {
 };
 
 Cost cost_of(const OpSchema& schema, const Case& c) {
-  std::map<std::string, int64_t> vars = c.dims;
-  for (const auto& [k, v] : c.attrs) {
-    if (std::holds_alternative<int64_t>(v)) vars[k] = std::get<int64_t>(v);
-    else if (std::holds_alternative<bool>(v)) vars[k] = std::get<bool>(v);
-  }
-  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
-  ShapeMap shapes;
-  for (const TensorRecipe& r : c.tensors) shapes[r.name] = r.shape;
-  std::string error;
-  auto f = eval_expr(schema.flops.empty() ? "0" : schema.flops, vars, shapes, &error);
-  auto b = eval_expr(schema.bytes.empty() ? "0" : schema.bytes, vars, shapes, &error);
+  auto f = eval_case_expr(schema.flops.empty() ? "0" : schema.flops, c);
+  auto b = eval_case_expr(schema.bytes.empty() ? "0" : schema.bytes, c);
   Cost cost;
   cost.ok = f && b;
   if (cost.ok) cost.flops = double(*f), cost.bytes = double(*b);

@@ -1,6 +1,7 @@
 // The gate interface: each gate checks one property of a kernel, in its own sandboxed child.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,10 @@ void note_outputs(GateVerdict& v, const CaseRun& run);
 std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v);
 // The expected dtype of output `i` for a case (schema rule "same:x" or a dtype name).
 DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c);
+// Evaluates a schema expression (cost model, K) over a case: its dims, int and bool attributes,
+// elem_size (the first input's element size) and its inputs' shapes. nullopt when it does not
+// evaluate (an unknown name or a syntax error; lint rejects both in shipped schemas).
+std::optional<int64_t> eval_case_expr(const std::string& expr, const Case& c);
 // Terms per output element for the reduction tolerance (1 when the op is elementwise).
 int64_t reduction_terms(const OpSchema& schema, const Case& c);
 Status status_for(Outcome::Kind kind);

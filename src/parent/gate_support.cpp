@@ -158,8 +158,7 @@ DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c) {
   return d ? *d : c.tensors.at(0).dtype;
 }
 
-int64_t reduction_terms(const OpSchema& schema, const Case& c) {
-  if (!schema.reduction || schema.reduction->K.empty()) return 1;
+std::optional<int64_t> eval_case_expr(const std::string& expr, const Case& c) {
   std::map<std::string, int64_t> vars = c.dims;
   for (const auto& [k, v] : c.attrs) {
     if (std::holds_alternative<int64_t>(v)) vars[k] = std::get<int64_t>(v);
@@ -169,7 +168,12 @@ int64_t reduction_terms(const OpSchema& schema, const Case& c) {
   ShapeMap shapes;
   for (const TensorRecipe& r : c.tensors) shapes[r.name] = r.shape;
   std::string error;
-  auto k = eval_expr(schema.reduction->K, vars, shapes, &error);
+  return eval_expr(expr, vars, shapes, &error);
+}
+
+int64_t reduction_terms(const OpSchema& schema, const Case& c) {
+  if (!schema.reduction || schema.reduction->K.empty()) return 1;
+  auto k = eval_case_expr(schema.reduction->K, c);
   return k && *k > 0 ? *k : 1;
 }
 
