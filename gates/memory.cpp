@@ -621,6 +621,8 @@ class MemoryGate : public Gate {
   // Builds the ASan variant and starts its child; `skipped` says why when it cannot.
   static void open_asan(GateContext& ctx, AsanChild& out) {
     if (ctx.manifest.device != "cpu") return void(out.skipped = "not for CUDA kernels (compute-sanitizer runs instead)");
+    if (is_python_module(ctx.manifest))
+      return void(out.skipped = "not for Python modules: there is no native build to instrument (docs/modules.md)");
     const BuildConfig cfg = default_build_config();
     const std::string runtime = memory_gate::asan_runtime(cfg.cxx);
     if (runtime.empty()) return void(out.skipped = "the compiler " + cfg.cxx + " has no libasan.so");

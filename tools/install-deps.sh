@@ -12,6 +12,8 @@ packages=(
   libsqlite3-dev            # audit results
   libssl-dev                # sha256 (kernel hashes, build cache keys)
   libseccomp-dev            # the sandbox's system-call filter
+  python3-torch             # Python modules (docs/modules.md): the Python worker and its tests
+  python3-seccomp           # the Python worker's system-call filter
 )
 missing=()
 for p in "${packages[@]}"; do

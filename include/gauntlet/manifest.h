@@ -28,6 +28,10 @@ struct KernelManifest {
   nlohmann::json expect;           // the corpus' self-test record (optional)
 };
 
+// A KernelBench-style Python module (source ending in ".py", docs/modules.md): not built; run by the
+// Python worker (python/gauntlet_pyworker.py), entry = the class name (default "ModelNew").
+bool is_python_module(const KernelManifest& m);
+
 // Loads a manifest. On failure returns nullopt with a one-line *error naming the file and field.
 std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error);
 // Parses "k=v" attribute flags: v as bool (true/false), int, or double.

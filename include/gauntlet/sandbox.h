@@ -79,6 +79,15 @@ class Launcher {
   // The GPU the last CUDA child saw (LoadReply.device_info, a JSON object); empty before one loaded.
   std::string device_info() const { return device_info_; }
 
+  // Python modules (docs/modules.md): while on, spawn() starts the Python worker
+  // (`python3 python/gauntlet_pyworker.py --serve --policy HEX`) through fork+exec, never the zygote.
+  // verify_kernel turns it on for a manifest whose source ends in ".py" and off again afterwards.
+  // The interpreter: $GAUNTLET_PYTHON, else /usr/bin/python3 (Debian's python3-torch), else
+  // /usr/local/bin/python3. The script: $GAUNTLET_PYWORKER, else python/gauntlet_pyworker.py beside
+  // this binary, else in the source tree gauntlet was built from.
+  void set_python_module(bool on) { python_ = on; }
+  bool python_module() const { return python_; }
+
  private:
   friend class WorkerSession;
   bool start_zygote(std::string* error);
@@ -90,6 +99,7 @@ class Launcher {
   std::unique_ptr<WorkerSession> spawn_via_exec(std::string* error);
 
   SandboxOptions options_;
+  bool python_ = false;
   std::string worker_path_;
   pid_t zygote_pid_ = -1;
   int zygote_sock_ = -1;
@@ -145,6 +155,9 @@ class WorkerSession {
   std::string signature_, notes_, device_info_;
 };
 
+// The Python module worker's command line (interpreter, script), as Launcher::set_python_module
+// describes; false with *error when the interpreter or the script is missing.
+bool python_worker_command(const std::string& worker_path, std::vector<std::string>* argv, std::string* error);
 // Reads the tail of a child's captured stdout/stderr (for evidence in messages).
 std::string read_capture_tail(int fd, size_t max_bytes);
 // CUDA_VISIBLE_DEVICES for a child that is to use GPU `gpu_index`: the index-th entry of the

@@ -123,4 +123,9 @@ bool parse_attr_flag(const std::string& kv, std::string* key, AttrValue* value, 
   return (*error = "--attr " + *key + ": '" + v + "' is not a number or a bool", false);
 }
 
+bool is_python_module(const KernelManifest& m) {
+  const std::string& s = m.source;
+  return s.size() > 3 && s.compare(s.size() - 3, 3, ".py") == 0;
+}
+
 }  // namespace gauntlet

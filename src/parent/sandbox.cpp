@@ -68,6 +68,38 @@ int make_capture_fd() {
 
 }  // namespace
 
+bool python_worker_command(const std::string& worker_path, std::vector<std::string>* argv, std::string* error) {
+  std::string python;
+  if (const char* env = getenv("GAUNTLET_PYTHON"); env && *env) {
+    python = env;
+  } else {
+    for (const char* p : {"/usr/bin/python3", "/usr/local/bin/python3"})
+      if (access(p, X_OK) == 0) {
+        python = p;
+        break;
+      }
+  }
+  if (python.empty() || access(python.c_str(), X_OK) != 0)
+    return (*error = "no Python interpreter for the module worker (" +
+                     (python.empty() ? std::string("no /usr/bin/python3") : python + " is not executable") +
+                     "; install python3 and python3-torch, or set GAUNTLET_PYTHON)", false);
+  std::vector<std::string> candidates;
+  if (const char* env = getenv("GAUNTLET_PYWORKER"); env && *env) candidates.push_back(env);
+  candidates.push_back(exe_dir() + "/python/gauntlet_pyworker.py");
+  const size_t slash = worker_path.rfind('/');
+  if (slash != std::string::npos) candidates.push_back(worker_path.substr(0, slash) + "/python/gauntlet_pyworker.py");
+#ifdef GAUNTLET_SOURCE_DIR
+  candidates.push_back(std::string(GAUNTLET_SOURCE_DIR) + "/python/gauntlet_pyworker.py");
+#endif
+  for (const std::string& c : candidates)
+    if (access(c.c_str(), R_OK) == 0) {
+      *argv = {python, c};
+      return true;
+    }
+  return (*error = "the Python module worker gauntlet_pyworker.py was not found (looked at " + candidates.front() +
+                   " and beside the binaries; set GAUNTLET_PYWORKER)", false);
+}
+
 std::string cuda_visible_devices_for(int gpu_index, const char* inherited) {
   const std::string index = std::to_string(gpu_index);
   if (!inherited || !*inherited) return index;
@@ -209,6 +241,7 @@ bool Launcher::start_zygote(std::string* error) {
 
 std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
   reap_exiting(false);
+  if (python_) return spawn_via_exec(error);  // no zygote for Python modules yet (docs/modules.md)
   if (options_.use_zygote && !zygote_failed_) {
     if (zygote_pid_ < 0) {
       std::string why;
@@ -308,12 +341,16 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error) {
 }
 
 std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
-  if (access(worker_path_.c_str(), X_OK) != 0) {
+  // Python modules: the interpreter runs the Python worker, with the same fds, policy and clone.
+  std::vector<std::string> python_argv;
+  if (python_) {
+    if (!python_worker_command(worker_path_, &python_argv, error)) return nullptr;
+  } else if (access(worker_path_.c_str(), X_OK) != 0) {
     *error = "worker binary not found or not executable: " + worker_path_;
     return nullptr;
   }
   // With an exec prefix (compute-sanitizer) that program is exec'd and starts the worker itself.
-  const std::string exe = options_.exec_prefix.empty() ? worker_path_ : options_.exec_prefix[0];
+  const std::string exe = python_ ? python_argv[0] : options_.exec_prefix.empty() ? worker_path_ : options_.exec_prefix[0];
   if (access(exe.c_str(), X_OK) != 0) {
     *error = "not found or not executable: " + exe;
     return nullptr;
@@ -324,6 +361,13 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   // async-signal-safe calls are allowed (this process may have other threads).
   std::vector<std::string> env = scrubbed_env(options_);
   env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());
+  if (python_) {
+    env.push_back("PYTHONDONTWRITEBYTECODE=1");
+    env.push_back("PYTHONNOUSERSITE=1");
+    // The frame checksum in C (the pure-Python loop manages ~2 MB/s): built beside the worker.
+    const std::string dir = worker_path_.substr(0, worker_path_.rfind('/') == std::string::npos ? 0 : worker_path_.rfind('/'));
+    env.push_back("GAUNTLET_FNV_LIB=" + (dir.empty() ? std::string(".") : dir) + "/libgauntlet_fnv.so");
+  }
   auto envp = cstrs(env);
   const uid_t uid = getuid();
   const gid_t gid = getgid();
@@ -346,6 +390,10 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
     argv = options_.exec_prefix;
     for (const std::string& a : {worker_path_, std::string("--serve"), std::string("--policy"), encode_policy(policy)})
       argv.push_back(a);
+    if (python_) {  // python3 gauntlet_pyworker.py --serve --policy HEX
+      argv.erase(argv.begin(), argv.begin() + ptrdiff_t(options_.exec_prefix.size()) + 1);
+      argv.insert(argv.begin(), python_argv.begin(), python_argv.end());
+    }
     argvp = cstrs(argv);
     pid = pid_t(syscall(SYS_clone, clone_flags_for(bits) | SIGCHLD, nullptr, nullptr, nullptr, 0));
     if (pid == 0) {
@@ -382,6 +430,9 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
     return nullptr;
   }
   if (note_.empty() || note_.rfind("fork+exec", 0) != 0) note_ = "fork+exec";
+  static const char* kPythonNote = "fork+exec (python module worker; no zygote for Python yet)";
+  if (python_) note_ = kPythonNote;
+  else if (note_ == kPythonNote || note_.rfind(std::string(kPythonNote) + ";", 0) == 0) note_ = "fork+exec";
   note_ = note_.substr(0, note_.find(';')) + "; namespaces=" + namespaces_to_string(bits);
   std::unique_ptr<WorkerSession> s(new WorkerSession());
   s->launcher_ = this;

@@ -81,4 +81,16 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+bool python_with_torch(std::string* why) {
+  std::string python;
+  if (const char* env = getenv("GAUNTLET_PYTHON"); env && *env) python = env;
+  else if (access("/usr/bin/python3", X_OK) == 0) python = "/usr/bin/python3";
+  else if (access("/usr/local/bin/python3", X_OK) == 0) python = "/usr/local/bin/python3";
+  if (python.empty()) return (*why = "no python3 (install python3 and python3-torch, or set GAUNTLET_PYTHON)", false);
+  const std::string cmd = "'" + python + "' -c 'import torch' >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    return (*why = python + " cannot import torch (install python3-torch, or set GAUNTLET_PYTHON)", false);
+  return true;
+}
+
 }  // namespace gauntlet::e2e

@@ -17,5 +17,8 @@ std::string source_dir();
 std::string temp_dir();  // a fresh directory for one test
 void write_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
+// Whether the interpreter the launcher runs Python modules with ($GAUNTLET_PYTHON, else
+// /usr/bin/python3, else /usr/local/bin/python3) imports torch; *why says why not (docs/modules.md).
+bool python_with_torch(std::string* why);
 
 }  // namespace gauntlet::e2e

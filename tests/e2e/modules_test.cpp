@@ -1,0 +1,114 @@
+// End to end: KernelBench-style plain-torch Python modules (corpus/modules, docs/modules.md) through
+// the real binary and the Python worker: the correct softmax module passes, each planted bug fails
+// at its gate. Skipped, with the reason, where python3 or its torch is missing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.h"
+
+using namespace gauntlet;
+using namespace gauntlet::e2e;
+
+namespace {
+
+const std::string kModules = source_dir() + "/corpus/modules";
+
+#define REQUIRE_PYTHON_TORCH()                    \
+  do {                                            \
+    std::string why_;                             \
+    if (!python_with_torch(&why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+nlohmann::json verify(const std::string& manifest, int* exit_code, std::string* log) {
+  const std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kModules + "/" + manifest, "--seed", "1", "--json", dir + "/r.json", "--quiet"});
+  *exit_code = r.exit_code;
+  *log = r.out + r.err;
+  return nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+}
+
+std::string gate_status(const nlohmann::json& j, const std::string& gate, std::string* message = nullptr) {
+  for (const auto& g : j["gates"])
+    if (g["name"] == gate) {
+      if (message) *message = g["message"];
+      return g["status"];
+    }
+  return "absent";
+}
+
+TEST(PythonModules, CorrectSoftmaxModulePasses) {
+  REQUIRE_PYTHON_TORCH();
+  int rc = -1;
+  std::string log;
+  const nlohmann::json j = verify("softmax_module.json", &rc, &log);
+  ASSERT_TRUE(j.is_object()) << log;
+  EXPECT_EQ(rc, 0) << j.dump(1);
+  EXPECT_EQ(j["verdict"], "pass") << j.dump(1);
+  EXPECT_EQ(j["environment"]["module"]["kind"], "python");
+  EXPECT_EQ(j["environment"]["sandbox"]["launcher"], "fork+exec");
+  const std::string isolation = j["environment"]["sandbox"]["isolation"];
+  EXPECT_NE(isolation.find("python module worker"), std::string::npos) << isolation;
+  EXPECT_NE(isolation.find("rlimits"), std::string::npos) << isolation;
+  EXPECT_NE(isolation.find("seccomp"), std::string::npos) << isolation;
+  for (const char* gate : {"contract", "accuracy", "special-values", "subnormals", "shapes", "layouts", "determinism",
+                           "statelessness", "accumulation", "memory", "provenance"})
+    EXPECT_EQ(gate_status(j, gate), "pass") << gate << ": " << j.dump(1);
+  std::string msg;
+  EXPECT_EQ(gate_status(j, "gradients", &msg), "skip");
+  EXPECT_EQ(gate_status(j, "timing", &msg), "skip");
+  EXPECT_NE(msg.find("Python module worker"), std::string::npos) << msg;
+  EXPECT_EQ(j["kernel_hash"].get<std::string>().size(), 64u);
+}
+
+struct Bug {
+  const char* manifest;
+  std::vector<const char*> failing_gates;  // each must fail
+};
+
+class PythonModuleBug : public ::testing::TestWithParam<Bug> {};
+
+TEST_P(PythonModuleBug, FailsAtItsGate) {
+  REQUIRE_PYTHON_TORCH();
+  int rc = -1;
+  std::string log;
+  const nlohmann::json j = verify(GetParam().manifest, &rc, &log);
+  ASSERT_TRUE(j.is_object()) << log;
+  EXPECT_EQ(rc, 1) << log;
+  EXPECT_EQ(j["verdict"], "fail");
+  for (const char* gate : GetParam().failing_gates) EXPECT_EQ(gate_status(j, gate), "fail") << gate << ": " << j.dump(1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modules, PythonModuleBug,
+    ::testing::Values(Bug{"softmax_half_sum.json", {"accuracy", "accumulation"}},
+                      Bug{"clamp_returns_input.json", {"accuracy", "provenance"}},
+                      Bug{"softmax_cached.json", {"statelessness", "provenance"}},
+                      Bug{"softmax_inplace_input.json", {"memory"}}),
+    [](const ::testing::TestParamInfo<Bug>& info) {
+      std::string n = info.param.manifest;
+      n = n.substr(0, n.size() - 5);
+      for (char& c : n)
+        if (!isalnum((unsigned char)c)) c = '_';
+      return n;
+    });
+
+// A missing interpreter is a clear harness error, not a crash.
+TEST(PythonModules, MissingInterpreterIsAHarnessError) {
+  const std::string dir = temp_dir();
+  setenv("GAUNTLET_PYTHON", "/nonexistent/python3", 1);
+  auto r = run_gauntlet({"verify", kModules + "/softmax_module.json", "--gates", "contract", "--json", dir + "/r.json", "--quiet"});
+  unsetenv("GAUNTLET_PYTHON");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  std::string msg;
+  EXPECT_EQ(gate_status(j, "contract", &msg), "harness-error");
+  EXPECT_NE(msg.find("GAUNTLET_PYTHON"), std::string::npos) << msg;
+}
+
+}  // namespace
