@@ -111,4 +111,30 @@ TEST(PythonModules, MissingInterpreterIsAHarnessError) {
   EXPECT_NE(msg.find("GAUNTLET_PYTHON"), std::string::npos) << msg;
 }
 
+// A module that forks, opens a socket or hangs is killed and categorized like a native kernel:
+// the seccomp filter kills the first two (crash, SIGSYS), the wall clock the third (timeout).
+TEST(PythonModules, HostileModulesAreKilledAndCategorized) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  const std::string head = "import os, socket, torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n";
+  struct Hostile {
+    const char* name;
+    const char* body;
+    const char* category;
+  };
+  for (const Hostile& h : {Hostile{"fork", "        os.fork()\n        return x.clone()\n", "crash"},
+                           Hostile{"socket", "        socket.socket()\n        return x.clone()\n", "crash"},
+                           Hostile{"hang", "        while True:\n            pass\n", "timeout"}}) {
+    const std::string src = dir + "/" + h.name + ".py";
+    write_file(src, head + h.body);
+    auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", src, "--dtypes", "float32", "--gates", "contract",
+                           "--timeout", "4", "--json", dir + "/" + h.name + ".json", "--quiet"});
+    EXPECT_EQ(r.exit_code, 1) << h.name << r.out << r.err;
+    const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/" + h.name + ".json"), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << h.name << r.out << r.err;
+    EXPECT_EQ(j["gates"][0]["status"], "error") << h.name;
+    EXPECT_EQ(j["gates"][0]["category"], h.category) << h.name << ": " << j["gates"][0]["message"];
+  }
+}
+
 }  // namespace
