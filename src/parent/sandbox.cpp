@@ -430,7 +430,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
     return nullptr;
   }
   if (note_.empty() || note_.rfind("fork+exec", 0) != 0) note_ = "fork+exec";
-  static const char* kPythonNote = "fork+exec (python module worker; no zygote for Python yet)";
+  static const char* kPythonNote = "fork+exec (python module worker, no zygote for Python yet)";
   if (python_) note_ = kPythonNote;
   else if (note_ == kPythonNote || note_.rfind(std::string(kPythonNote) + ";", 0) == 0) note_ = "fork+exec";
   note_ = note_.substr(0, note_.find(';')) + "; namespaces=" + namespaces_to_string(bits);
