@@ -21,7 +21,6 @@ namespace {
 
 const char* kPrelude = R"(#include <torch/torch.h>
 #include <cmath>
-#include "../test_files.h"
 #define HALF_ACC_DISPATCH(t, ...) AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t, "half_acc", __VA_ARGS__)
 static void last_dim_only(const torch::Tensor& x, int64_t dim) {
   TORCH_CHECK(x.dim() >= 1 && (dim == -1 || dim == x.dim() - 1), "this kernel reduces the last dim only");
