@@ -333,8 +333,10 @@ class TimingGate : public Gate {
     if (!load_peaks(key, &peaks)) {
       std::string pp;
       Outcome po = session->exchange(wire::FrameType::Peaks, "", wire::FrameType::PeaksReply, &pp);
-      if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0)
+      if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0) {
+        if (!cuda) peaks.device = device_name;
         store_peaks(key, peaks);
+      }
     }
     session->finish();
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
 #include "cuda_rt.h"
 #include "library_baseline.h"
@@ -219,17 +218,6 @@ double best_seconds(bool cuda, int reps, F fn) {
   return best;
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  return "unknown CPU";
-}
-
 }  // namespace
 
 wire::DevicePeaks measure_peaks(bool cuda) {
@@ -238,8 +226,8 @@ wire::DevicePeaks measure_peaks(bool cuda) {
     const at::TensorOptions opts = at::TensorOptions().device(cuda ? at::kCUDA : at::kCPU);
     std::string why;
     cuda_rt::DeviceInfo info;
+    // A CPU's name is the parent's to give (it keys the cache with it); the GPU's only the child sees.
     if (cuda) p.device = cuda_rt::device_info(&info, &why) ? info.name : "CUDA device";
-    else p.device = cpu_model() + " x" + std::to_string(at::get_num_threads()) + " threads";
     // Copy rate. GPU: far larger than the L2, because the timing gate flushes the L2 before every
     // call, so a kernel's bytes come from device memory. CPU: there is no flush, and a few MB of
     // inputs stay in the last-level cache, so the fastest rate the data can move at is the
