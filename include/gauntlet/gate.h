@@ -1,5 +1,6 @@
 // The gate interface: each gate checks one property of a kernel, in its own sandboxed child.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,10 @@ struct GateContext {
   std::string sandbox_note;    // filled by open_session: isolation actually achieved
   // Gates that failed or errored before this one (verify fills it): timing runs only without any.
   std::vector<std::string> earlier_failures;
+  // Entered (true) and left (false) around the part of a gate whose clocks must have the device to
+  // itself: the timing gate's timed loop and peak measurement. verify serializes these per GPU, so
+  // several kernels' timing gates can generate inputs and oracles at once; null: nothing to do.
+  std::function<void(bool)> clock_section;
   // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
   struct Timing {
     double spawn = 0;   // starting children and loading the kernel into them

@@ -2,6 +2,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,7 +63,8 @@ struct Outcome {
 
 class WorkerSession;
 
-// Starts worker children. One per verify or per audit slot; owns the zygote.
+// Starts worker children. One per verify or per audit lane; owns the zygote. Thread-safe: the
+// gates of one kernel run in parallel threads (VerifyOptions::jobs) and spawn through one launcher.
 class Launcher {
  public:
   explicit Launcher(SandboxOptions options);
@@ -75,9 +77,15 @@ class Launcher {
 
   const SandboxOptions& options() const { return options_; }
   // "zygote" or "fork+exec", plus the namespaces the last child got and why others are missing.
-  std::string isolation_note() const { return note_; }
+  std::string isolation_note() const {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    return note_;
+  }
   // The GPU the last CUDA child saw (LoadReply.device_info, a JSON object); empty before one loaded.
-  std::string device_info() const { return device_info_; }
+  std::string device_info() const {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    return device_info_;
+  }
 
   // Python modules (docs/modules.md): while on, spawn() starts the Python worker
   // (`python3 python/gauntlet_pyworker.py --serve --policy HEX`) through fork+exec, never the zygote.
@@ -98,6 +106,8 @@ class Launcher {
   std::unique_ptr<WorkerSession> spawn_via_zygote(std::string* error);
   std::unique_ptr<WorkerSession> spawn_via_exec(std::string* error);
 
+  // Guards everything below that spawning and reaping change (zygote socket, exiting_, notes).
+  mutable std::recursive_mutex mu_;
   SandboxOptions options_;
   bool python_ = false;
   std::string worker_path_;

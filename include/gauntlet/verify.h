@@ -1,6 +1,10 @@
 // Verifying one kernel: build it, run the gates in their own children, and report.
 #pragma once
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,12 +19,41 @@
 
 namespace gauntlet {
 
+// Gate processes in flight, shared by every kernel verified at once (audit --jobs). A correctness
+// gate holds one slot; the timing gate holds them all (it must have the CPU cores and the GPU to
+// itself), and once it waits, no new gate starts until it has run, so it is never starved.
+class GateSlots {
+ public:
+  explicit GateSlots(int slots) : total_(slots < 1 ? 1 : slots), free_(total_) {}
+  int total() const { return total_; }
+  void acquire();
+  void release();
+  void acquire_all();
+  void release_all();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const int total_;
+  int free_;
+  int exclusive_waiting_ = 0;
+};
+
 struct VerifyOptions {
   uint64_t seed = 0;
   int budget = 1;
   std::vector<std::string> gates;        // empty: all, in order
   std::string replay_dir = "gauntlet-out/replays";
   bool progress = true;                  // a line per gate on stderr as it finishes
+  // Gate processes of this kernel run at once (--jobs); timing always runs last and alone. 1:
+  // one after another. Verdicts do not depend on it (every gate's cases come from its own seed).
+  int jobs = 1;
+  // Shared slots when several kernels are verified at once; null: this kernel's own `jobs` slots.
+  GateSlots* slots = nullptr;
+  // Resuming (audit): gates whose verdicts are already stored; they are not run again.
+  std::map<std::string, GateVerdict> known;
+  // Called once per gate that ran, as its verdict is final (serialized; from a gate thread).
+  std::function<void(const GateVerdict&)> on_gate;
 };
 
 struct KernelReport {
@@ -50,6 +83,9 @@ struct KbCheckResult {
 std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Launcher& launcher, std::string* error);
 
 nlohmann::json report_to_json(const KernelReport& r);
+// One gate's entry of report_to_json's "gates", and back (audit stores and resumes verdicts).
+nlohmann::json gate_to_json(const GateVerdict& v);
+std::optional<GateVerdict> gate_from_json(const nlohmann::json& g, std::string* error);
 void print_report(const KernelReport& r, std::FILE* out);
 // Process exit code for a report: 0 pass, 1 fail or error, 2 harness error in any gate.
 int exit_code_for(const KernelReport& r);

@@ -1,5 +1,8 @@
 // gauntlet's command line: verify, kbcheck, schemas list|show|lint (see README and SPEC "Command line").
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include <cstdio>
 #include <fstream>
@@ -24,7 +27,7 @@ struct VerifyFlags {
   std::string kernel, op, source, entry, device, dtypes, json_path, memory = "4G", gates, replay_dir = "gauntlet-out/replays";
   std::vector<std::string> attrs;
   uint64_t seed = 0;
-  int timeout = 60, budget = 1, gpu = 0;
+  int timeout = 60, budget = 1, gpu = 0, jobs = 0;
   bool seed_given = false, no_zygote = false, quiet = false;
 };
 
@@ -79,6 +82,13 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// --jobs: gate processes at once; 0 (the default) is one per online CPU, at most the twelve gates.
+int gate_jobs(int flag) {
+  if (flag > 0) return flag;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return int(std::clamp<long>(cpus, 1, 12));
+}
+
 SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   SandboxOptions s;
   s.timeout_seconds = f.timeout;
@@ -103,6 +113,7 @@ int run_verify(const VerifyFlags& f) {
   opts.gates = split_commas(f.gates);
   opts.replay_dir = f.replay_dir;
   opts.progress = !f.quiet;
+  opts.jobs = gate_jobs(f.jobs);
   Launcher launcher(sopts);
   auto report = verify_kernel(*manifest, opts, launcher, &error);
   if (!report) return fail_usage(error);
@@ -192,6 +203,8 @@ int main(int argc, char** argv) {
   verify->add_option("--gates", vf.gates, "comma-separated subset of gates to run");
   verify->add_option("--replay-dir", vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
   verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
+  verify->add_option("--jobs,-j", vf.jobs, "gate processes at once (default: one per CPU, at most 12; timing always runs alone)")
+      ->check(CLI::Range(1, 256));
 
   VerifyFlags kf;
   CLI::App* kb = app.add_subcommand("kbcheck", "the KernelBench-style check (5 U[0,1) trials, one shape, allclose 1e-2), for comparison");
@@ -208,6 +221,7 @@ int main(int argc, char** argv) {
   selftest->add_option("--timeout", sf.timeout, "wall-clock seconds per gate process (default 60)");
   selftest->add_option("--memory-limit", sf.memory, "host memory per gate process (default 4G)");
   selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
+  selftest->add_option("--jobs,-j", sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
 
   ReplayOptions ro;
   VerifyFlags rf;
@@ -242,6 +256,7 @@ int main(int argc, char** argv) {
       SandboxOptions sopts = sandbox_from(sf, &error);
       if (!error.empty()) return fail_usage(error);
       Launcher launcher(sopts);
+      st.verify.jobs = gate_jobs(sf.jobs);
       return run_selftest(st, launcher, stdout);
     }
     if (replay->parsed()) {

@@ -194,6 +194,7 @@ Launcher::Launcher(SandboxOptions options) : options_(std::move(options)) {
 }
 
 Launcher::~Launcher() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   reap_exiting(true);
   if (zygote_sock_ >= 0) ::close(zygote_sock_);
   if (zygote_pid_ > 0) {
@@ -240,6 +241,7 @@ bool Launcher::start_zygote(std::string* error) {
 }
 
 std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   reap_exiting(false);
   if (python_) return spawn_via_exec(error);  // no zygote for Python modules yet (docs/modules.md)
   if (options_.use_zygote && !zygote_failed_) {
@@ -594,7 +596,10 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   }
   notes_ = rep.sandbox_notes;
   device_info_ = rep.device_info;
-  if (launcher_ && !device_info_.empty()) launcher_->device_info_ = device_info_;
+  if (launcher_ && !device_info_.empty()) {
+    std::lock_guard<std::recursive_mutex> lock(launcher_->mu_);
+    launcher_->device_info_ = device_info_;
+  }
   if (!rep.ok) {
     const bool harness = rep.error.rfind("harness:", 0) == 0;
     o.kind = harness ? Outcome::Kind::HarnessError : Outcome::Kind::LoadFailed;
@@ -781,6 +786,7 @@ void WorkerSession::finish() {
   if (launcher_) {
     // The verdict does not wait for the child's teardown: the launcher reaps it later, and
     // kills it if it has not left within the grace period.
+    std::lock_guard<std::recursive_mutex> lock(launcher_->mu_);
     launcher_->exiting_.push_back({pid_, wire::now_ms() + 2000});
     finished_ = true;
     return;

@@ -1,13 +1,18 @@
 // Orchestrates one kernel's verification: schema, build, gates in sandboxed children, verdict.
 #include "gauntlet/verify.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include <torch/version.h>
 
@@ -68,7 +73,61 @@ BuildResult python_module_build(const KernelManifest& manifest) {
   return b;
 }
 
+// The timing gates' timed loops on one GPU take turns, across threads and processes (several
+// audits or Slurm tasks on one node): an flock on a host-wide file named after the GPU as the
+// children see it (CUDA_VISIBLE_DEVICES: an index or a UUID). Each section opens its own
+// descriptor, so threads of one process exclude each other too.
+class GpuClockLock {
+ public:
+  explicit GpuClockLock(int gpu_index) {
+    std::string id = cuda_visible_devices_for(gpu_index, getenv("CUDA_VISIBLE_DEVICES"));
+    for (char& c : id)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
+    path_ = "/tmp/gauntlet-gpu-clock-" + id + ".lock";
+  }
+  void enter() {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) return;  // no lock file: timing still runs, only unserialized
+    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  void leave() {
+    if (fd_ >= 0) ::close(fd_);  // closing the description releases the lock
+    fd_ = -1;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 }  // namespace
+
+void GateSlots::acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return free_ > 0 && exclusive_waiting_ == 0; });
+  --free_;
+}
+
+void GateSlots::release() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++free_;
+  cv_.notify_all();
+}
+
+void GateSlots::acquire_all() {
+  std::unique_lock<std::mutex> lock(mu_);
+  ++exclusive_waiting_;
+  cv_.wait(lock, [&] { return free_ == total_; });
+  --exclusive_waiting_;
+  free_ = 0;
+}
+
+void GateSlots::release_all() {
+  std::lock_guard<std::mutex> lock(mu_);
+  free_ = total_;
+  cv_.notify_all();
+}
 
 std::optional<OpSchema> find_schema(const std::string& op, std::string* error) {
   const std::string dir = default_schema_dir();
@@ -130,41 +189,102 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   report.kernel_hash = report.build.source_hash.empty() ? sha256_file_hex(manifest.source) : report.build.source_hash;
 
   CaseSpace space(*schema, manifest);
-  GateContext ctx{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
-                  report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, ""};
-  std::vector<std::string> names = options.gates.empty() ? gate_names() : options.gates;
-  for (const std::string& name : names) {
+  GateContext base{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
+                   report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, ""};
+  GpuClockLock gpu_clock(launcher.options().gpu_index);
+  if (manifest.device == "cuda") base.clock_section = [&gpu_clock](bool enter) { enter ? gpu_clock.enter() : gpu_clock.leave(); };
+  const std::vector<std::string> names = options.gates.empty() ? gate_names() : options.gates;
+  std::vector<GateVerdict> verdicts(names.size());
+  std::vector<bool> ran(names.size(), false);
+  GateSlots own_slots(std::max(1, options.jobs));
+  GateSlots& slots = options.slots ? *options.slots : own_slots;
+  std::mutex report_mu;  // progress lines, on_gate, sandbox_note
+
+  // Runs gate `i` in its own context (the gates of a kernel may run in parallel threads).
+  auto run_one = [&](size_t i, const std::vector<std::string>& earlier_failures, bool exclusive) {
+    const std::string& name = names[i];
     const auto g0 = std::chrono::steady_clock::now();
     GateVerdict v;
+    v.name = name;
     if (!report.build.ok) {
-      v.name = name;
       v.status = Status::Error;
       v.category = Category::BuildError;
       v.message = "the kernel did not build: " + report.build.error;
     } else if (space.dtypes().empty()) {
-      v.name = name;
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;
       v.message = "the manifest's dtypes leave nothing of the schema's domain";
     } else if (python && name == "timing") {
-      v.name = name;
       v.status = Status::Skip;
       v.message = "skip: the Python module worker does not implement the timing protocol yet (docs/modules.md)";
     } else {
-      ctx.timing = GateContext::Timing{};
-      v = make_gate(name)->run(ctx);
-      if (ctx.timing.children > 0)
-        v.evidence["time"] = {{"children", ctx.timing.children}, {"spawn_seconds", ctx.timing.spawn},
-                            {"oracle_seconds", ctx.timing.oracle}, {"kernel_seconds", ctx.timing.kernel},
-                            {"worker_round_trip_seconds", ctx.timing.call}};
+      GateContext::Timing time;
+      std::string note;
+      auto run_gate = [&] {
+        std::unique_lock<std::mutex> lock(report_mu);
+        GateContext ctx = base;
+        lock.unlock();
+        ctx.earlier_failures = earlier_failures;
+        GateVerdict r = make_gate(name)->run(ctx);
+        time = ctx.timing;
+        note = ctx.sandbox_note;
+        return r;
+      };
+      exclusive ? slots.acquire_all() : slots.acquire();
+      v = run_gate();
+      // A timeout or an out-of-memory among gates sharing the machine may be the neighbours'
+      // doing, never the kernel's: such an error is only reported once it recurs alone.
+      if (!exclusive && slots.total() > 1 && v.status == Status::Error &&
+          (v.category == Category::Timeout || v.category == Category::OutOfMemory)) {
+        slots.release();
+        slots.acquire_all();
+        exclusive = true;
+        v = run_gate();
+        v.evidence["rerun_alone"] = true;
+      }
+      exclusive ? slots.release_all() : slots.release();
+      if (time.children > 0)
+        v.evidence["time"] = {{"children", time.children}, {"spawn_seconds", time.spawn},
+                            {"oracle_seconds", time.oracle}, {"kernel_seconds", time.kernel},
+                            {"worker_round_trip_seconds", time.call}};
+      std::lock_guard<std::mutex> lock(report_mu);
+      if (!note.empty()) base.sandbox_note = note;
     }
     v.seconds = seconds_since(g0);
-    if (v.status == Status::Fail || v.status == Status::Error || v.status == Status::HarnessError)
-      ctx.earlier_failures.push_back(name);
-    if (options.progress)
-      std::fprintf(stderr, "  %-15s %-13s %.2fs\n", name.c_str(), status_name(v.status), v.seconds);
-    report.gates.push_back(std::move(v));
+    std::lock_guard<std::mutex> lock(report_mu);
+    if (options.progress) std::fprintf(stderr, "  %-15s %-13s %.2fs\n", name.c_str(), status_name(v.status), v.seconds);
+    if (options.on_gate) options.on_gate(v);
+    verdicts[i] = std::move(v);
+    ran[i] = true;
+  };
+  auto failed = [](const GateVerdict& v) {
+    return v.status == Status::Fail || v.status == Status::Error || v.status == Status::HarnessError;
+  };
+
+  // The twelve correctness gates, in parallel up to the slots; timing after them, alone, since it
+  // runs only for kernels that passed them and its clocks must not share the machine.
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (auto k = options.known.find(names[i]); k != options.known.end()) {
+      verdicts[i] = k->second;
+      ran[i] = true;
+    } else if (names[i] != "timing") {
+      if (slots.total() > 1 || options.slots) threads.emplace_back(run_one, i, std::vector<std::string>{}, false);
+      else run_one(i, {}, false);
+    }
   }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (ran[i]) continue;
+    std::vector<std::string> earlier;
+    for (size_t j = 0; j < names.size(); ++j)
+      if (ran[j] && failed(verdicts[j])) earlier.push_back(names[j]);
+    // On the CPU timing needs every core to itself; on a GPU only its timed loop needs the GPU,
+    // which the clock section serializes, so other kernels' timing gates may prepare meanwhile.
+    run_one(i, earlier, manifest.device != "cuda");
+  }
+  for (GateVerdict& v : verdicts) report.gates.push_back(std::move(v));
+  GateContext& ctx = base;
   bool any_fail = false, any_error = false;
   for (const GateVerdict& v : report.gates) {
     any_fail |= v.status == Status::Fail;
