@@ -15,6 +15,7 @@
 #   GPU_PREBUILD=1    build every CUDA corpus kernel, in parallel (GPU_PREBUILD_JOBS, default 12)
 #   GPU_SELFTEST=1    `gauntlet selftest` over the CUDA corpus (GPU_SELFTEST_FILTER, default _cuda)
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
+#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_KERNELS, GPU_TP_JOBS)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
@@ -23,9 +24,10 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BUILD_DIR=${BUILD_DIR:-build-gpu}
-OUT=${OUT:-$ROOT/$BUILD_DIR/out}
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac  # absolute: a snapshot may build elsewhere
+OUT=${OUT:-$BUILD_DIR/out}
 mkdir -p "$OUT"
-DEPS=$ROOT/.deps/root
+DEPS=${DEPS_ROOT:-$ROOT/.deps/root}
 LIBARCH=x86_64-linux-gnu
 t_start=$(date +%s)
 stamp() { echo "[$(($(date +%s) - t_start)) s] $*" | tee -a "$OUT/steps.log"; }
@@ -87,8 +89,8 @@ if ! cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${targets[@]}" "${keep_go
 fi
 stamp "built"
 
-export GAUNTLET_CACHE=$ROOT/$BUILD_DIR/kernel-cache
-export GAUNTLET_WORKER=$ROOT/$BUILD_DIR/gauntlet-worker
+export GAUNTLET_CACHE=$BUILD_DIR/kernel-cache
+export GAUNTLET_WORKER=$BUILD_DIR/gauntlet-worker
 export GAUNTLET_SCHEMAS=$ROOT/opschemas
 export GAUNTLET_CUDA_ARCH=${GAUNTLET_CUDA_ARCH:-sm_90}
 rc=0
@@ -140,6 +142,29 @@ if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -f "$DOBENCH_REPORT" ]; then
   python3 tools/gpu/timing_vs_do_bench.py "$DOBENCH_REPORT" "$OUT/timing-vs-do-bench" \
     > "$OUT/do-bench.log" 2>&1 || rc=1
   tail -20 "$OUT/do-bench.log"
+fi
+# GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, several
+# `gauntlet verify` processes at once (GPU_TP_KERNELS, default 4) each with GPU_TP_JOBS gate
+# processes (default 4): the whole CUDA corpus once, then the controls under GPU_TP_SEEDS seeds
+# (the pass path, where timing runs). Kernels per hour and where the time went: throughput*.md.
+tp_batch() {  # label, seed list, manifests...
+  local label=$1 seeds=$2; shift 2
+  local dir="$OUT/throughput-$label"; mkdir -p "$dir"
+  local t0; t0=$(date +%s.%N)
+  for seed in $seeds; do for m in "$@"; do echo "$seed $m"; done; done |
+    xargs -P "${GPU_TP_KERNELS:-4}" -L 1 sh -c '"$0" verify "$4" --seed "$3" --jobs "$1" --quiet \
+      --json "$2/$(echo "$4" | tr / _)-$3.json" > /dev/null 2>&1; true' \
+      "$BUILD_DIR"/gauntlet "${GPU_TP_JOBS:-4}" "$dir" 2>/dev/null
+  local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
+  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" > "$OUT/throughput-$label.md" 2>&1
+  head -3 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
+}
+if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
+  stamp "throughput: corpus"
+  # sh -c's $0 gauntlet, $1 jobs, $2 folder, then xargs' "seed manifest" as $3 $4.
+  tp_batch corpus "1" $(ls corpus/controls_cuda/*.json corpus/bugs_cuda/*/*.json)
+  stamp "throughput: controls x seeds"
+  tp_batch controls "${GPU_TP_SEEDS:-1 2 3}" $(ls corpus/controls_cuda/*.json)
 fi
 for m in ${GPU_VERIFY_LIST:-}; do
   name=$(basename "$m" .json)

@@ -6,7 +6,7 @@ same kernel source (built here with torch.utils.cpp_extension) and the same ATen
 of the same shapes, dtypes and attributes with triton.testing.do_bench (its own 256 MB L2 flush,
 CUDA events, median), and writes the ratios as Markdown and JSON.
 
-usage: timing_vs_do_bench.py SELFTEST.json OUT_PREFIX [--aten-only]
+usage: timing_vs_do_bench.py SELFTEST.json|VERIFY_JSON_DIR OUT_PREFIX [--aten-only]
   --aten-only  compare only the ATen baselines (no nvcc builds: seconds instead of minutes)
 """
 import json
@@ -87,8 +87,15 @@ def build_all(sources, build_root):
 def main():
     report_path, out_prefix = sys.argv[1], sys.argv[2]
     aten_only = "--aten-only" in sys.argv[3:]
-    with open(report_path) as f:
-        reports = json.load(f)
+    if os.path.isdir(report_path):  # a folder of `gauntlet verify --json` files (throughput runs)
+        reports = []
+        for name in sorted(os.listdir(report_path)):
+            if name.endswith(".json"):
+                with open(os.path.join(report_path, name)) as f:
+                    reports.append(json.load(f))
+    else:
+        with open(report_path) as f:
+            reports = json.load(f)
     from torch.utils.cpp_extension import load
 
     todo = []

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Throughput of a batch of `gauntlet verify --json` runs: kernels per hour and where the time went.
+
+usage: throughput_summary.py DIR WALL_SECONDS [LABEL]
+DIR holds one verify JSON per kernel run; WALL_SECONDS is the batch's wall-clock time.
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def main():
+    folder, wall = sys.argv[1], float(sys.argv[2])
+    label = sys.argv[3] if len(sys.argv) > 3 else os.path.basename(folder)
+    reports = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        try:
+            with open(path) as f:
+                reports.append(json.load(f))
+        except (OSError, ValueError) as e:
+            print(f"unreadable {path}: {e}", file=sys.stderr)
+    if not reports:
+        print(f"{label}: no reports in {folder}")
+        return 1
+    gate_seconds, parts = {}, {"spawn_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
+                                "worker_round_trip_seconds": 0.0, "children": 0}
+    verdicts = {}
+    for r in reports:
+        verdicts[r.get("verdict")] = verdicts.get(r.get("verdict"), 0) + 1
+        for g in r.get("gates", []):
+            gate_seconds.setdefault(g["name"], []).append(g.get("seconds", 0.0))
+            for k in parts:
+                parts[k] += g.get("evidence", {}).get("time", {}).get(k, 0)
+    per_kernel = [r.get("seconds", 0.0) for r in reports]
+    print(f"## {label}: {len(reports)} kernel runs in {wall:.1f} s wall = {len(reports) / wall * 3600:.0f} kernels/hour")
+    print(f"verdicts: {verdicts}; per-kernel wall median {statistics.median(per_kernel):.2f} s "
+          f"(min {min(per_kernel):.2f}, max {max(per_kernel):.2f})")
+    print("| gate | runs | median s | max s | sum s |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, secs in gate_seconds.items():
+        print(f"| {name} | {len(secs)} | {statistics.median(secs):.2f} | {max(secs):.2f} | {sum(secs):.1f} |")
+    print(f"children {parts['children']}, summed: spawn {parts['spawn_seconds']:.1f} s, inputs+oracle "
+          f"{parts['oracle_seconds']:.1f} s, inside kernels {parts['kernel_seconds']:.1f} s, worker round trips "
+          f"{parts['worker_round_trip_seconds']:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
