@@ -1,0 +1,179 @@
+// The HTML audit report: page skeleton, inline summary JSON, and the per-kernel table (see html_report.h).
+#include "gauntlet/html_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gauntlet/report_text.h"
+#include "html_report_assets.h"
+
+namespace gauntlet {
+
+namespace {
+
+std::string str(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string h(const std::string& s) { return xml_escape(s); }
+
+// JSON inside <script>: a "</script>" (or "<!--") in any string would end the element early, so
+// every < > & is written as its \u escape, which JSON.parse reads back unchanged.
+std::string script_json(const nlohmann::json& j) {
+  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else out += c;
+  }
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// The geometric-mean speedup over a kernel's timed dtypes, "" when the timing gate did not pass.
+std::string kernel_speedup(const nlohmann::json& k) {
+  auto gates = k.find("gates");
+  if (gates == k.end() || !gates->is_array()) return "";
+  for (const nlohmann::json& g : *gates) {
+    if (!g.is_object() || str(g, "name") != "timing" || str(g, "status") != "pass") continue;
+    auto ev = g.find("evidence");
+    if (ev == g.end() || !ev->is_object() || !ev->contains("dtypes") || !(*ev)["dtypes"].is_array()) return "";
+    double logs = 0;
+    int n = 0;
+    for (const nlohmann::json& d : (*ev)["dtypes"])
+      if (d.is_object() && d.contains("speedup") && d["speedup"].is_number() && d["speedup"].get<double>() > 0)
+        logs += std::log(d["speedup"].get<double>()), ++n;
+    return n ? fmt("%.2f\u00d7", std::exp(logs / n)) : "";
+  }
+  return "";
+}
+
+// A failing gate: name, status, category, its message (long ones folded), the replay command.
+std::string failing_gate(const std::string& name, const std::string& status, const std::string& category,
+                         const std::string& message, const std::string& replay) {
+  std::string out = "<div class=\"gate\"><span class=\"name\">" + h(name) + "</span><span class=\"status " + h(status) +
+                    "\">" + h(status) + "</span>";
+  if (!category.empty()) out += "<span class=\"cat\">" + h(category) + "</span>";
+  const size_t kShort = 240;
+  if (message.size() <= kShort && message.find('\n') == std::string::npos) {
+    out += "<div class=\"msg\">" + h(message) + "</div>";
+  } else {
+    const std::string first = message.substr(0, std::min(message.find('\n'), kShort));
+    out += "<details><summary>" + h(first) + " \u2026</summary><div class=\"msg\">" + h(message) + "</div></details>";
+  }
+  if (!replay.empty()) out += "<code class=\"replay\">" + h(replay_command(replay)) + "</code>";
+  return out + "</div>";
+}
+
+std::string kernel_row(const nlohmann::json& k) {
+  std::string verdict = str(k, "verdict");
+  if (verdict.empty()) verdict = "incomplete";
+  const std::string label = str(k, "entry").empty() ? str(k, "source") : str(k, "entry");
+  std::string failures;
+  const std::string entry_error = str(k, "entry_error");
+  if (!entry_error.empty()) failures += failing_gate("entry", "error", "", entry_error, "");
+  // A kernel that did not build errors in every gate with the same message: one entry with the
+  // compiler's output says it once.
+  const nlohmann::json build = k.contains("build") && k["build"].is_object() ? k["build"] : nlohmann::json::object();
+  const bool build_failed = build.contains("ok") && build["ok"].is_boolean() && !build["ok"].get<bool>();
+  if (build_failed) {
+    const std::string log = str(build, "log_head");
+    failures += failing_gate("build", "error", "build-error", str(build, "error") + (log.empty() ? "" : "\n" + log), "");
+  }
+  int gates = 0;
+  if (k.contains("gates") && k["gates"].is_array()) {
+    for (const nlohmann::json& g : k["gates"]) {
+      if (!g.is_object()) continue;
+      ++gates;
+      const std::string status = str(g, "status");
+      if (status == "pass" || status == "skip") continue;
+      if (build_failed && str(g, "category") == "build-error") continue;
+      failures += failing_gate(str(g, "name"), status, str(g, "category"), str(g, "message"), str(g, "replay"));
+    }
+  }
+  if (failures.empty())
+    failures = verdict == "incomplete" ? "<span class=\"none\">" + std::to_string(gates) + " gates stored so far</span>"
+                                       : "<span class=\"none\">none</span>";
+  std::string hash = str(k, "kernel_hash").substr(0, 12);
+  std::string out = "<tr data-verdict=\"" + h(verdict) + "\" data-op=\"" + h(str(k, "op")) + "\">";
+  out += "<td class=\"kernel\">" + h(label) + (hash.empty() ? "" : "<br><small class=\"none\">" + h(hash) + "</small>") +
+         "</td>";
+  out += "<td>" + h(str(k, "op")) + "</td>";
+  out += "<td><span class=\"verdict " + h(verdict) + "\">" + h(verdict) + "</span></td>";
+  const std::string speedup = kernel_speedup(k);
+  out += "<td>" + (speedup.empty() ? std::string("<span class=\"none\">\u2014</span>") : h(speedup)) + "</td>";
+  out += "<td>" + failures + "</td></tr>\n";
+  return out;
+}
+
+std::string plot(const std::string& kind, const std::string& title, const std::string& legend, const std::string& note) {
+  return "<section class=\"card\"><h2>" + h(title) + "</h2><svg class=\"plot\" data-plot=\"" + kind +
+         "\" role=\"img\" aria-label=\"" + h(title) + "\" xmlns=\"http://www.w3.org/2000/svg\"></svg>" + legend +
+         "<p class=\"note\">" + h(note) + "</p></section>\n";
+}
+
+std::string legend(const std::vector<std::string>& keys) {
+  std::string out = "<div class=\"legend\">";
+  for (const std::string& k : keys) out += "<span><i class=\"" + k + "\"></i>" + k + "</span>";
+  return out + "</div>";
+}
+
+}  // namespace
+
+std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOptions& options) {
+  const nlohmann::json summary = report_summary(kernels);
+  std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                     "<meta name=\"generator\" content=\"gauntlet report\">\n<title>" +
+                     h(options.title) + "</title>\n<style>" + html_assets::kStyle + "</style>\n</head>\n<body>\n";
+  page += "<header><h1>" + h(options.title) + "</h1><p class=\"meta\">";
+  std::string meta;
+  if (!options.source.empty()) meta += h(options.source);
+  if (!options.generated.empty()) meta += (meta.empty() ? "" : " \u00b7 ") + std::string("generated ") + h(options.generated);
+  page += meta + "</p>\n<div class=\"tiles\">";
+  page += "<div class=\"tile\"><b>" + std::to_string(summary["kernels"].get<int>()) + "</b>kernels</div>";
+  for (const char* v : {"pass", "fail", "error", "incomplete"}) {
+    const int n = summary["verdicts"].value(v, 0);
+    if (n || std::string(v) != "incomplete")
+      page += "<div class=\"tile " + std::string(v) + "\"><b>" + std::to_string(n) + "</b>" + v + "</div>";
+  }
+  page += "</div></header>\n<main>\n<noscript><p>The plots are drawn by the page's script; the kernel table below "
+          "does not need it.</p></noscript>\n<div class=\"grid\">\n";
+  page += plot("gates", "Gate verdicts and failure rates", legend({"pass", "fail", "error", "harness-error", "skip"}),
+               "Failure rate: fail, error and harness-error over the gates that ran (skips excluded).");
+  page += plot("categories", "Failure categories", "", "Failing gate verdicts by category.");
+  page += plot("ops", "Kernels per op", legend({"pass", "fail", "error", "incomplete"}), "Kernel verdicts by op.");
+  page += plot("speedup", "Speedup over ATen (timing gate)", "",
+               "One value per timed dtype of each kernel whose timing gate passed.");
+  page += plot("utilization", "Roofline utilization (timing gate)", "",
+               "Roofline time over the measured median: the fraction of the device's measured peak reached.");
+  page += "</div>\n<section class=\"card\"><h2>Kernels</h2><div class=\"filters\">"
+          "<label>verdict <select id=\"filter-verdict\"><option value=\"all\">all</option>"
+          "<option value=\"failing\">not passing</option><option value=\"pass\">pass</option>"
+          "<option value=\"fail\">fail</option><option value=\"error\">error</option>"
+          "<option value=\"incomplete\">incomplete</option></select></label>"
+          "<label>op <select id=\"filter-op\"><option value=\"all\">all</option></select></label>"
+          "<input id=\"filter-text\" type=\"search\" placeholder=\"search kernels, gates, messages\">"
+          "<span id=\"filter-count\" class=\"none\"></span></div>\n"
+          "<table id=\"kernels\"><thead><tr><th>kernel</th><th>op</th><th>verdict</th><th>speedup</th>"
+          "<th>failing gates (message, replay command)</th></tr></thead>\n<tbody>\n";
+  if (kernels.is_array())
+    for (const nlohmann::json& k : kernels)
+      if (k.is_object()) page += kernel_row(k);
+  page += "</tbody></table></section>\n</main>\n<script type=\"application/json\" id=\"gauntlet-summary\">" +
+          script_json(summary) + "</script>\n<script>" + html_assets::kScript + "</script>\n</body>\n</html>\n";
+  return page;
+}
+
+}  // namespace gauntlet
