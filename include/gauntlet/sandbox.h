@@ -108,6 +108,7 @@ class Launcher {
 
   // Guards everything below that spawning and reaping change (zygote socket, exiting_, notes).
   mutable std::recursive_mutex mu_;
+  std::unique_ptr<class ForkKeeper> keeper_;  // the thread zygotes are forked from
   SandboxOptions options_;
   bool python_ = false;
   std::string worker_path_;

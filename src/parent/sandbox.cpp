@@ -17,7 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
+#include <functional>
+#include <future>
+#include <thread>
 #include <vector>
 
 #include "gauntlet/cuda_errors.h"
@@ -169,6 +174,50 @@ std::string read_capture_tail(int fd, size_t max_bytes) {
   return out;
 }
 
+// Runs fork requests on one long-lived thread (see start_zygote).
+class ForkKeeper {
+ public:
+  ForkKeeper() : thread_([this] { loop(); }) {}
+  ~ForkKeeper() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  pid_t run(const std::function<pid_t()>& fork_and_exec) {
+    std::promise<pid_t> result;
+    std::future<pid_t> pid = result.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back([&] { result.set_value(fork_and_exec()); });
+    }
+    cv_.notify_all();
+    return pid.get();
+  }
+
+ private:
+  void loop() {
+    while (true) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 Launcher::Launcher(SandboxOptions options) : options_(std::move(options)) {
   signal(SIGPIPE, SIG_IGN);
   // Grandchildren forked by the zygote are re-parented to us, so we can wait for them.
@@ -214,15 +263,23 @@ bool Launcher::start_zygote(std::string* error) {
   std::vector<std::string> argv = {worker_path_, "--zygote"};
   auto envp = cstrs(env);
   auto argvp = cstrs(argv);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(sv[1], 3);  // dup2 clears close-on-exec on the new descriptor
-    syscall(SYS_close_range, 4, ~0u, 0);
-    execve(worker_path_.c_str(), argvp.data(), envp.data());
-    _exit(127);
-  }
+  // The zygote asks for SIGKILL when its parent goes (PR_SET_PDEATHSIG), and the parent is the
+  // *thread* that forked it: forked from a gate thread, it would die when that gate ends. So it
+  // is forked from a thread that lives as long as this launcher.
+  if (!keeper_) keeper_ = std::make_unique<ForkKeeper>();
+  pid_t pid = keeper_->run([&]() -> pid_t {
+    pid_t p = fork();
+    if (p == 0) {
+      dup2(sv[1], 3);  // dup2 clears close-on-exec on the new descriptor
+      syscall(SYS_close_range, 4, ~0u, 0);
+      execve(argvp[0], argvp.data(), envp.data());
+      _exit(127);
+    }
+    return p < 0 ? -errno : p;  // errno is the keeper thread's
+  });
   ::close(sv[1]);
   if (pid < 0) {
+    errno = -pid;
     ::close(sv[0]);
     return (*error = std::string("fork: ") + strerror(errno), false);
   }
