@@ -5,6 +5,56 @@
 
 namespace gauntlet {
 
+nlohmann::json gate_to_json(const GateVerdict& v) {
+  nlohmann::json g;
+  g["name"] = v.name;
+  g["status"] = status_name(v.status);
+  g["category"] = category_name(v.category);
+  g["message"] = v.message;
+  g["replay"] = v.replay.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.replay);
+  g["cases"] = v.cases;
+  g["seconds"] = v.seconds;
+  if (!v.outputs_sha256.empty()) g["outputs_sha256"] = v.outputs_sha256;
+  if (!v.evidence.empty()) g["evidence"] = v.evidence;
+  return g;
+}
+
+std::optional<GateVerdict> gate_from_json(const nlohmann::json& g, std::string* error) {
+  // Stored verdicts come back through here (audit resume, merge): a field of the wrong type is
+  // refused rather than guessed, so a damaged record is rerun instead of trusted.
+  auto bad = [&](const std::string& field, const std::string& why) {
+    *error = "gate record: field '" + field + "': " + why;
+    return std::nullopt;
+  };
+  if (!g.is_object()) return bad("(record)", "not an object");
+  GateVerdict v;
+  if (!g.contains("name") || !g["name"].is_string()) return bad("name", "required string");
+  v.name = g["name"].get<std::string>();
+  if (!g.contains("status") || !g["status"].is_string()) return bad("status", "required string");
+  const std::string status = g["status"].get<std::string>();
+  bool known = false;
+  for (Status s : {Status::Pass, Status::Fail, Status::Error, Status::Skip, Status::HarnessError})
+    if (status == status_name(s)) v.status = s, known = true;
+  if (!known) return bad("status", "unknown status '" + status + "'");
+  const std::string category = g.value("category", std::string());
+  known = false;
+  for (Category c : {Category::None, Category::BuildError, Category::LoadError, Category::RuntimeError, Category::Crash,
+                     Category::Timeout, Category::OutOfMemory, Category::WrongResult, Category::HarnessError})
+    if (category == category_name(c)) v.category = c, known = true;
+  if (!known) return bad("category", "unknown category '" + category + "'");
+  try {
+    v.message = g.value("message", std::string());
+    if (g.contains("replay") && g["replay"].is_string()) v.replay = g["replay"].get<std::string>();
+    v.outputs_sha256 = g.value("outputs_sha256", std::string());
+    v.cases = g.value("cases", 0);
+    v.seconds = g.value("seconds", 0.0);
+    if (g.contains("evidence")) v.evidence = g["evidence"];
+  } catch (const nlohmann::json::exception& e) {
+    return bad("(record)", e.what());
+  }
+  return v;
+}
+
 nlohmann::json report_to_json(const KernelReport& r) {
   nlohmann::json j;
   j["verdict"] = r.verdict;
@@ -15,18 +65,7 @@ nlohmann::json report_to_json(const KernelReport& r) {
   j["seed"] = r.seed;
   j["seconds"] = r.seconds;
   nlohmann::json gates = nlohmann::json::array();
-  for (const GateVerdict& v : r.gates) {
-    nlohmann::json g;
-    g["name"] = v.name;
-    g["status"] = status_name(v.status);
-    g["category"] = category_name(v.category);
-    g["message"] = v.message;
-    g["replay"] = v.replay.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.replay);
-    g["cases"] = v.cases;
-    g["seconds"] = v.seconds;
-    if (!v.evidence.empty()) g["evidence"] = v.evidence;
-    gates.push_back(g);
-  }
+  for (const GateVerdict& v : r.gates) gates.push_back(gate_to_json(v));
   j["gates"] = gates;
   j["build"] = {{"ok", r.build.ok},       {"cache_hit", r.build.cache_hit}, {"seconds", r.build.seconds},
                 {"prelude", r.build.prelude}, {"error", r.build.error},     {"log_head", r.build.log_head}};
