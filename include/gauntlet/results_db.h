@@ -44,6 +44,8 @@ class ResultsDb {
   // Opens or creates the database and its tables. nullptr with a one-line *error when the file is
   // not a gauntlet results database (or not SQLite at all) or cannot be opened.
   static std::unique_ptr<ResultsDb> open(const std::string& path, std::string* error);
+  // For reading (report, merge inputs): never creates or changes the file.
+  static std::unique_ptr<ResultsDb> open_read_only(const std::string& path, std::string* error);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
@@ -64,6 +66,7 @@ class ResultsDb {
 
  private:
   ResultsDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  static std::unique_ptr<ResultsDb> open_impl(const std::string& path, bool read_only, std::string* error);
   bool exec(const std::string& sql, std::string* error);
   sqlite3* db_;
   std::string path_;

@@ -1,0 +1,68 @@
+// gauntlet audit: a corpus verified kernel by kernel into a resumable SQLite database, in parallel.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gauntlet/manifest.h"
+#include "gauntlet/sandbox.h"
+#include "gauntlet/verify.h"
+
+namespace gauntlet {
+
+// One thing found in a corpus. Either a manifest to verify, or an entry that cannot be verified
+// (unreadable, not a kernel, broken manifest), which the audit records as such and goes on.
+struct CorpusEntry {
+  std::string entry;                   // the path relative to the audited folder (or as given)
+  std::optional<KernelManifest> manifest;
+  std::string error;                   // set when manifest is not
+  std::string kernel_hash;             // sha256 of the kernel source; for an error, of the entry itself
+  std::string manifest_hash;           // of the manifest's contract; empty for an error
+};
+
+// Finds the kernels under `path`: a kernel.json manifest, a KernelBench .py module, a .jsonl file
+// of {"ref", "candidate"} pairs, or a folder searched recursively for all three (a .py that some
+// manifest names as its source is that manifest's kernel, not a module of its own; a .cpp or .cu
+// that no manifest names is recorded as an entry error: nothing says which op it implements).
+// `work_dir` receives the modules of JSONL inputs. Sorted by entry. Returns nullopt with a one-line
+// *error only when `path` itself is unusable.
+std::optional<std::vector<CorpusEntry>> discover_corpus(const std::string& path, const std::string& work_dir,
+                                                        std::string* error);
+
+// --shard i/n: the i-th of n disjoint parts of a corpus, by kernel hash (every shard of one corpus
+// gets the same split on every machine; the copies of one kernel fall in the same shard).
+struct Shard {
+  int index = 0;
+  int count = 1;
+};
+// Parses "i/n" (0 <= i < n). nullopt with *error otherwise.
+std::optional<Shard> parse_shard(const std::string& text, std::string* error);
+// The shard when --shard is not given: SLURM_ARRAY_TASK_ID (less SLURM_ARRAY_TASK_MIN) of
+// SLURM_ARRAY_TASK_COUNT, else a Kubernetes indexed job's JOB_COMPLETION_INDEX of `count_flag`
+// (or GAUNTLET_SHARD_COUNT); {0, 1} when none is set. nullopt with *error when the variables are
+// incomplete or out of range.
+std::optional<Shard> shard_from_environment(int count_flag, std::string* error);
+// Which shard of `count` a kernel hash belongs to (its first 64 bits, modulo count).
+int shard_of(const std::string& kernel_hash, int count);
+
+struct AuditOptions {
+  std::string path;                    // the corpus
+  std::string db_path = "gauntlet-audit.db";
+  std::string json_path;               // --json: one record per kernel, as verify --json
+  std::string work_dir = "gauntlet-out/audit-work";
+  VerifyOptions verify;                // seed, budget, gates, replay_dir
+  SandboxOptions sandbox;              // per gate process; gpu_index is set per GPU lane
+  int jobs = 1;                        // CPU gate processes at once, across kernels
+  std::vector<int> gpus;               // GPU lanes (--gpus); empty: GPU 0 when a CUDA device exists
+  Shard shard;
+  int progress_seconds = 10;           // a plain progress line this often when stderr is not a terminal
+};
+
+// Runs the audit and prints the summary table on `out` (progress goes to stderr). Exit status:
+// 0 every kernel passes, 1 some kernel fails, errors or is not a verifiable kernel, 2 bad usage or a
+// harness problem (the corpus path, the database).
+int run_audit(const AuditOptions& options, std::FILE* out);
+
+}  // namespace gauntlet
