@@ -8,8 +8,10 @@
 #include <fstream>
 #include <random>
 
+#include "gauntlet/audit.h"
 #include "gauntlet/oracle.h"
 #include "gauntlet/replay.h"
+#include "gauntlet/results_db.h"
 #include "gauntlet/selftest.h"
 #include "gauntlet/verify.h"
 #include "gauntlet/version.h"
@@ -172,6 +174,43 @@ int run_schemas(const std::string& action, const std::vector<std::string>& args)
   return fail_usage("schemas takes list, show OP or lint [FILE...]");
 }
 
+// gauntlet audit: flags into AuditOptions (shard from --shard, else Slurm / Kubernetes variables).
+struct AuditFlags {
+  VerifyFlags v;
+  std::string shard, gpus;
+  int shard_count = 0;
+};
+
+int run_audit_command(AuditOptions ao, const AuditFlags& f) {
+  std::string error;
+  ao.sandbox = sandbox_from(f.v, &error);
+  if (!error.empty()) return fail_usage(error);
+  ao.jobs = gate_jobs(f.v.jobs);
+  ao.verify.gates = split_commas(f.v.gates);
+  for (const std::string& g : ao.verify.gates)
+    if (!make_gate(g)) return fail_usage("--gates: unknown gate '" + g + "'");
+  for (const std::string& g : split_commas(f.gpus)) {
+    if (g.empty() || g.size() > 4 || g.find_first_not_of("0123456789") != std::string::npos)
+      return fail_usage("--gpus: '" + f.gpus + "' is not a list of GPU indices like 0,1,2");
+    ao.gpus.push_back(std::stoi(g));
+  }
+  auto shard = f.shard.empty() ? shard_from_environment(f.shard_count, &error) : parse_shard(f.shard, &error);
+  if (!shard) return fail_usage(error);
+  ao.shard = *shard;
+  return run_audit(ao, stdout);
+}
+
+int run_merge(const std::vector<std::string>& inputs, const std::string& output) {
+  std::string error;
+  if (!merge_databases(inputs, output, &error)) return fail_usage(error);
+  const nlohmann::json records = read_kernel_reports(output, &error);
+  if (!error.empty()) return fail_usage(error);
+  size_t done = 0;
+  for (const nlohmann::json& r : records) done += r.value("complete", false);
+  std::printf("merged %zu databases into %s: %zu kernels (%zu complete)\n", inputs.size(), output.c_str(), records.size(), done);
+  return 0;
+}
+
 void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
   // Upper case: CLI11 2.4 (Ubuntu 24.04) refuses a positional named like the --kernel option.
   c->add_option("KERNEL", f.kernel, "kernel.json manifest, or a kernel source file (with --op)");
@@ -223,6 +262,43 @@ int main(int argc, char** argv) {
   selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
   selftest->add_option("--jobs,-j", sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
 
+  AuditOptions ao;
+  ao.verify.seed = 1;  // fixed, so that a rerun (and every shard) continues the same audit
+  AuditFlags af;
+  CLI::App* audit = app.add_subcommand("audit", "verify a corpus into a resumable SQLite database (parallel, shardable)");
+  audit->add_option("PATH", ao.path, "a folder of kernel.json manifests and KernelBench modules, a manifest, a .py or a .jsonl")->required();
+  audit->add_option("--db", ao.db_path, "results database; rerun with the same one to continue (default gauntlet-audit.db)");
+  audit->add_option("--json", ao.json_path, "write a JSON array, one record per kernel in the verify --json format");
+  audit->add_option("--jobs,-j", af.v.jobs, "CPU gate processes at once, across kernels (default: one per CPU)")->check(CLI::Range(1, 256));
+  audit->add_option("--gpus", af.gpus, "GPU indices for CUDA kernels, one gate process per GPU at a time (default 0 when present)");
+  audit->add_option("--shard", af.shard, "i/n: audit only the i-th of n parts, split by kernel hash (default from Slurm/Kubernetes)");
+  audit->add_option("--shard-count", af.shard_count, "shards of a Kubernetes indexed job (JOB_COMPLETION_INDEX gives the index)")
+      ->check(CLI::Range(1, 1000000));
+  audit->add_option("--seed", ao.verify.seed, "master seed (default 1; part of the stored results' key)");
+  audit->add_option("--budget", ao.verify.budget, "case-budget multiplier (default 1)")->check(CLI::Range(1, 1000));
+  audit->add_option("--gates", af.v.gates, "comma-separated subset of gates to run");
+  audit->add_option("--replay-dir", ao.verify.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
+  audit->add_option("--work-dir", ao.work_dir, "where the modules of JSONL inputs are written (default gauntlet-out/audit-work)");
+  audit->add_option("--timeout", af.v.timeout, "wall-clock seconds per gate process (default 60)");
+  audit->add_option("--memory-limit", af.v.memory, "host memory per gate process (default 4G)");
+  audit->add_flag("--no-zygote", af.v.no_zygote, "fork+exec a fresh worker per gate");
+  audit->add_option("--progress-every", ao.progress_seconds, "seconds between progress lines when stderr is not a terminal (default 10)")
+      ->check(CLI::Range(1, 86400));
+
+  std::vector<std::string> merge_inputs;
+  std::string merge_output;
+  CLI::App* merge = app.add_subcommand("merge", "merge audit databases (a sharded audit's) into one");
+  merge->add_option("DB", merge_inputs, "results databases to merge")->required();
+  merge->add_option("-o,--output", merge_output, "the merged database (created, or added to)")->required();
+
+  ReportOptions rpo;
+  CLI::App* report = app.add_subcommand("report", "an audit's results as one self-contained HTML page (plots, per-kernel table), JUnit XML or JSON");
+  report->add_option("DB", rpo.input, "results database (gauntlet audit), or a verify/selftest --json file")->required();
+  report->add_option("-o,--output", rpo.html_path, "the HTML page (default report.html, unless only --junit/--json are given)");
+  report->add_option("--junit", rpo.junit_path, "write JUnit XML: a testsuite per kernel, a testcase per gate");
+  report->add_option("--json", rpo.json_path, "write the records as a JSON array in the verify --json format ('-': stdout)");
+  report->add_option("--title", rpo.title, "the page's title (default 'gauntlet report')");
+
   ReplayOptions ro;
   VerifyFlags rf;
   CLI::App* replay = app.add_subcommand("replay", "re-run a stored failing case: same verdict, same output bytes");
@@ -259,6 +335,8 @@ int main(int argc, char** argv) {
       st.verify.jobs = gate_jobs(sf.jobs);
       return run_selftest(st, launcher, stdout);
     }
+    if (audit->parsed()) return run_audit_command(ao, af);
+    if (merge->parsed()) return run_merge(merge_inputs, merge_output);
     if (replay->parsed()) {
       std::string error;
       SandboxOptions sopts = sandbox_from(rf, &error);
