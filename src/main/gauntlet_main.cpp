@@ -8,9 +8,11 @@
 #include <fstream>
 #include <random>
 
+#include "gauntlet/junit.h"
 #include "gauntlet/audit.h"
 #include "gauntlet/oracle.h"
 #include "gauntlet/replay.h"
+#include "gauntlet/report_command.h"
 #include "gauntlet/results_db.h"
 #include "gauntlet/selftest.h"
 #include "gauntlet/verify.h"
@@ -27,6 +29,7 @@ int fail_usage(const std::string& msg) {
 
 struct VerifyFlags {
   std::string kernel, op, source, entry, device, dtypes, json_path, memory = "4G", gates, replay_dir = "gauntlet-out/replays";
+  std::string junit_path;
   std::vector<std::string> attrs;
   uint64_t seed = 0;
   int timeout = 60, budget = 1, gpu = 0, jobs = 0;
@@ -125,6 +128,7 @@ int run_verify(const VerifyFlags& f) {
     out << report_to_json(*report).dump(2) << "\n";
     if (!out) return fail_usage("cannot write " + f.json_path);
   }
+  if (!f.junit_path.empty() && !write_junit_file(report_to_json(*report), f.junit_path, &error)) return fail_usage(error);
   return exit_code_for(*report);
 }
 
@@ -238,6 +242,7 @@ int main(int argc, char** argv) {
   add_kernel_flags(verify, vf);
   verify->add_option("--seed", vf.seed, "master seed (default: random, printed)")->each([&](const std::string&) { vf.seed_given = true; });
   verify->add_option("--json", vf.json_path, "write the per-kernel JSON report here");
+  verify->add_option("--junit", vf.junit_path, "write JUnit XML here: a test case per gate, failures with the replay command");
   verify->add_option("--budget", vf.budget, "case-budget multiplier for deeper runs (default 1)")->check(CLI::Range(1, 1000));
   verify->add_option("--gates", vf.gates, "comma-separated subset of gates to run");
   verify->add_option("--replay-dir", vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
@@ -337,6 +342,7 @@ int main(int argc, char** argv) {
     }
     if (audit->parsed()) return run_audit_command(ao, af);
     if (merge->parsed()) return run_merge(merge_inputs, merge_output);
+    if (report->parsed()) return run_report(rpo, stdout);
     if (replay->parsed()) {
       std::string error;
       SandboxOptions sopts = sandbox_from(rf, &error);
