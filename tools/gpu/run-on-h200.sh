@@ -114,8 +114,10 @@ fi
 # `verify --gates contract` builds and runs the cheapest gate), so the selftest below measures
 # already-built kernels (the throughput figure).
 if [ "${GPU_PREBUILD:-0}" = 1 ]; then
-  stamp "prebuild the CUDA corpus ($(ls corpus/*_cuda/*.json corpus/*_cuda/*/*.json 2>/dev/null | wc -l) manifests)"
-  ls corpus/*_cuda/*.json corpus/*_cuda/*/*.json 2>/dev/null |
+  # GPU_PREBUILD_DIRS: which corpus folders (default all *_cuda; the hostile ones spin to the timeout).
+  prebuild_list=$(for d in ${GPU_PREBUILD_DIRS:-corpus/*_cuda}; do ls "$d"/*.json "$d"/*/*.json 2>/dev/null; done)
+  stamp "prebuild the CUDA corpus ($(echo "$prebuild_list" | wc -l) manifests)"
+  echo "$prebuild_list" |
     xargs -P "${GPU_PREBUILD_JOBS:-12}" -I{} sh -c '"$0" verify "$1" --seed 1 --gates contract --quiet > /dev/null 2>&1; echo "$1 $?"' \
       "$BUILD_DIR"/gauntlet {} > "$OUT/prebuild.log" 2>&1
   stamp "prebuilt: $(awk '$2==0' "$OUT/prebuild.log" | wc -l) contract-pass, $(awk '$2!=0' "$OUT/prebuild.log" | wc -l) other"
@@ -133,15 +135,6 @@ if [ "${GPU_SELFTEST:-0}" = 1 ]; then
       --json "$OUT/selftest-cuda-$n.json" > "$OUT/selftest-cuda-$n.log" 2>&1 || rc=1
     tail -30 "$OUT/selftest-cuda-$n.log"
   done
-fi
-# GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
-# GPU_DOBENCH_REPORT: the selftest JSON to compare (default: this run's first).
-DOBENCH_REPORT=${GPU_DOBENCH_REPORT:-$OUT/selftest-cuda-1.json}
-if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -f "$DOBENCH_REPORT" ]; then
-  stamp "timing vs do_bench ($DOBENCH_REPORT)"
-  python3 tools/gpu/timing_vs_do_bench.py "$DOBENCH_REPORT" "$OUT/timing-vs-do-bench" \
-    > "$OUT/do-bench.log" 2>&1 || rc=1
-  tail -20 "$OUT/do-bench.log"
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, several
 # `gauntlet verify` processes at once (GPU_TP_KERNELS, default 4) each with GPU_TP_JOBS gate
@@ -166,6 +159,18 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   stamp "throughput: controls x seeds"
   tp_batch controls "${GPU_TP_SEEDS:-1 2 3}" $(ls corpus/controls_cuda/*.json)
 fi
+# GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
+# GPU_DOBENCH_REPORT: the selftest JSON or folder of verify JSONs to compare (default: this run's
+# throughput controls, else its first selftest).
+default_report=$OUT/selftest-cuda-1.json
+[ "${GPU_THROUGHPUT:-0}" = 1 ] && default_report=$OUT/throughput-controls
+DOBENCH_REPORT=${GPU_DOBENCH_REPORT:-$default_report}
+if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -e "$DOBENCH_REPORT" ]; then
+  stamp "timing vs do_bench ($DOBENCH_REPORT)"
+  python3 tools/gpu/timing_vs_do_bench.py "$DOBENCH_REPORT" "$OUT/timing-vs-do-bench" \
+    > "$OUT/do-bench.log" 2>&1 || rc=1
+  tail -20 "$OUT/do-bench.log"
+fi
 for m in ${GPU_VERIFY_LIST:-}; do
   name=$(basename "$m" .json)
   stamp "verify $m"
@@ -179,6 +184,10 @@ if [ "${GPU_CPU_CHECK:-0}" = 1 ]; then
   "$BUILD_DIR"/gauntlet verify corpus/controls/relu.json --seed 1 > "$OUT/verify-cpu.log" 2>&1 || rc=1
   tail -16 "$OUT/verify-cpu.log"
 fi
+# The device tool brings back a limited number of files: one archive per folder of JSONs.
+for d in "$OUT"/throughput-*/; do
+  [ -d "$d" ] && tar -czf "${d%/}.tgz" -C "$OUT" "$(basename "$d")" && rm -rf "$d"
+done
 # The kernel build cache's peaks (timing gate) for the record.
 cp -r "$GAUNTLET_CACHE/peaks" "$OUT/" 2>/dev/null
 stamp "done rc=$rc"
