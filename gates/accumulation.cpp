@@ -4,6 +4,7 @@
 
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
+#include "gauntlet/module_oracle.h"
 #include "gauntlet/numerics.h"
 #include "gauntlet/superacc.h"
 
@@ -33,6 +34,7 @@ constexpr int64_t kTerms = 4096;
 
 // Why an op gets no cases (empty: it does).
 std::string skip_reason(const OpSchema& s) {
+  if (is_module_schema(s)) return module_skip_reason("accumulation");
   if (!s.reduction) return "elementwise op (no reduction section in the schema): nothing accumulates";
   if (s.oracle == "amax")
     return "a max accumulates no rounding error (every partial result is one of the inputs); its "

@@ -6,6 +6,7 @@
 
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
+#include "gauntlet/module_oracle.h"
 #include "gauntlet/rng.h"
 
 namespace gauntlet {
@@ -198,9 +199,12 @@ class ProvenanceGate : public Gate {
     if (!forbidden.empty()) {
       std::string list;
       for (const std::string& f : forbidden) list += (list.empty() ? "" : ", ") + f;
+      const std::string whose = is_module_schema(ctx.schema)
+                                    ? "the reference Model calls for the same work (its key operator): a fallback to the framework"
+                                    : "the " + ctx.schema.name + " schema forbids (the library's own implementation of the op)";
       return fail(ctx, run, Category::WrongResult,
-                  "case " + c.label + ": the kernel calls " + list + ", which the " + ctx.schema.name +
-                      " schema forbids (the library's own implementation of the op): it does not compute the result itself",
+                  "case " + c.label + ": the kernel calls " + list + ", which " + whose +
+                      ": it does not compute the result itself",
                   {{"forbidden_ops_called", forbidden}, {"aten_ops", run.outcome.reply.aten_ops}});
     }
     if (!run.outcome.reply.host_copies.empty()) {

@@ -5,6 +5,7 @@
 
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
+#include "gauntlet/module_oracle.h"
 #include "gauntlet/property.h"
 
 namespace gauntlet {
@@ -288,6 +289,11 @@ class ShapesGate : public Gate {
   std::string name() const override { return "shapes"; }
 
   GateVerdict run(GateContext& ctx) override {
+    if (is_module_schema(ctx.schema)) {
+      GateVerdict v = skipped();
+      v.message = module_skip_reason(name());
+      return v;
+    }
     SessionHolder holder(ctx, name());
     stopped_ = false;
     int cases = 0, evidence = 0;

@@ -249,13 +249,16 @@ def _mount(src, target, fstype, flags, data):
     return rc == 0, os.strerror(ctypes.get_errno())
 
 
-def install_seccomp(seccomp):
-    """The C++ child's filter (sandbox_child.cpp install_seccomp, CPU variant)."""
+def install_seccomp(seccomp, toolchain=False):
+    """The C++ child's filter (sandbox_child.cpp install_seccomp, CPU variant). With `toolchain`
+    (CUDA modules: load_inline runs ninja and nvcc, Triton runs ptxas, as child processes) exec and
+    process creation stay allowed; everything else is trapped as for a CPU child (docs/modules.md)."""
     import signal
     f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     trap = seccomp.TRAP
-    for name in ["socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "execve",
-                 "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "mount",
+    procs = [] if toolchain else ["execve", "execveat", "fork", "vfork"]
+    for name in ["socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"] + procs + [
+                 "ptrace", "process_vm_readv", "process_vm_writev", "mount",
                  "umount2", "unshare", "setns", "chroot", "pivot_root", "bpf", "perf_event_open", "keyctl",
                  "add_key", "request_key", "io_uring_setup", "kexec_load", "init_module", "finit_module",
                  "tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd"]:
@@ -264,7 +267,8 @@ def install_seccomp(seccomp):
         except Exception:  # a name this libseccomp does not know on this architecture
             pass
     CLONE_THREAD = 0x10000
-    f.add_rule(trap, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
+    if not toolchain:
+        f.add_rule(trap, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     me = os.getpid()
     for name in ["kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"]:
@@ -275,8 +279,10 @@ def install_seccomp(seccomp):
     f.load()
 
 
-def enter_sandbox(policy):
-    """Returns (notes, error). Mirrors src/worker/sandbox_child.cpp enter_sandbox for a CPU child."""
+def enter_sandbox(policy, device="cpu"):
+    """Returns (notes, error). Mirrors src/worker/sandbox_child.cpp enter_sandbox for a CPU child;
+    a CUDA child has no RLIMIT_DATA (the driver reserves tens of GiB of address space: the parent
+    watches resident memory instead) and the toolchain variant of the filter."""
     layers = ["isolation:"]
     if (policy.namespaces & NS_MOUNT) and policy.private_tmp:
         ok, why = _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
@@ -297,7 +303,7 @@ def enter_sandbox(policy):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (policy.file_size_bytes, policy.file_size_bytes))
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-        if policy.memory_limit_bytes > 0:
+        if policy.memory_limit_bytes > 0 and device == "cpu":
             resource.setrlimit(resource.RLIMIT_DATA, (policy.memory_limit_bytes, policy.memory_limit_bytes))
         if policy.cpu_seconds > 0:
             resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds))
@@ -315,8 +321,8 @@ def enter_sandbox(policy):
             layers.append("seccomp=unavailable(python3-seccomp not installed)")
         if seccomp is not None:
             try:
-                install_seccomp(seccomp)
-                layers.append("seccomp")
+                install_seccomp(seccomp, toolchain=device != "cpu")
+                layers.append("seccomp" if device == "cpu" else "seccomp(toolchain: exec allowed for nvcc/ninja/ptxas)")
             except Exception as e:
                 return None, "seccomp filter failed: %s" % e
     return " ".join(layers), None
@@ -332,6 +338,9 @@ def _init_dtypes():
     global DTYPES
     DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32,
               torch.bool, torch.int8, torch.uint8]
+
+
+DEVICE = "cpu"  # the Load's device: "cuda" puts every case input on the GPU (same strides and storage)
 
 
 def get_tensor(r):
@@ -353,6 +362,8 @@ def get_tensor(r):
         base = torch.frombuffer(bytearray(r.raw(nbytes)), dtype=torch.uint8).clone().view(dtype)
     else:
         base = torch.empty(0, dtype=dtype)
+    if DEVICE != "cpu":
+        base = base.to(DEVICE)  # the whole storage, so the view keeps its strides, offset and overlaps
     return base.as_strided(sizes, strides, offset)
 
 
@@ -484,14 +495,17 @@ def as_outputs(result):
 class OpRecorder:
     """LoadRequest.record_ops: the ATen operators the module ran (the profiler's CPU events)."""
 
-    def __init__(self):
+    def __init__(self, top_level=False):
         self.names = []
+        self.top_level = top_level  # only operators called directly, not those they call
 
     def record(self, fn):
         from torch.autograd import profiler
         with profiler.profile(record_shapes=False) as prof:
             out = fn()
         for ev in prof.function_events:
+            if self.top_level and getattr(ev, "cpu_parent", None) is not None:
+                continue
             if ev.name.startswith("aten::") and ev.name not in self.names:
                 self.names.append(ev.name)
         return out
@@ -514,6 +528,8 @@ def run_case(model, req, record_ops):
                 else:
                     result = model(*inputs)
             outs = as_outputs(result)
+            if DEVICE != "cpu":
+                torch.cuda.synchronize()  # asynchronous errors belong to this call
         except BaseException as e:  # noqa: B902 - nothing may escape the serve loop
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 e = RuntimeError("the module raised %s" % type(e).__name__)
@@ -581,12 +597,17 @@ def decode_load(payload):
     return m
 
 
-def load_module(path, source, entry):
+def load_source(path, source):
     import types
     mod = types.ModuleType("gauntlet_module")
     mod.__file__ = path
     sys.modules["gauntlet_module"] = mod
     exec(compile(source, path, "exec"), mod.__dict__)
+    return mod
+
+
+def load_module(path, source, entry):
+    mod = load_source(path, source)
     if entry in ("", "forward") and not hasattr(mod, entry or "forward"):
         entry = "ModelNew"  # the command line's default entry ("forward") names no class: KernelBench's
     cls = getattr(mod, entry, None)
@@ -598,6 +619,183 @@ def load_module(path, source, entry):
     if hasattr(model, "eval"):
         model = model.eval()
     return model
+
+
+# ---- the reference role (docs/modules.md, "Module oracle") ------------------------------------------
+#
+# Load with entry "reference:<Model>:<ModelNew>" starts this role instead of the candidate's: the
+# child builds the reference class with the candidate's weights and answers each Case with the
+# reference's outputs computed in float64 (call 0) and, when it runs, the same reference in the
+# inputs' own dtype (call 1: the framework's own result, which sizes the tolerance). The parent
+# never runs Model in a candidate's child, and never runs module code itself.
+
+REFERENCE_PREFIX = "reference:"
+
+# Operators that only move, view, allocate or convert data: never "the work" of a module.
+PLUMBING = {
+    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like", "aten::ones",
+    "aten::ones_like", "aten::full", "aten::full_like", "aten::new_empty", "aten::new_zeros", "aten::new_ones",
+    "aten::new_full", "aten::view", "aten::reshape", "aten::_reshape_alias", "aten::_unsafe_view", "aten::as_strided",
+    "aten::expand", "aten::expand_as", "aten::permute", "aten::transpose", "aten::t", "aten::numpy_T",
+    "aten::contiguous", "aten::clone", "aten::copy_", "aten::to", "aten::_to_copy", "aten::type_as", "aten::detach",
+    "aten::detach_", "aten::alias", "aten::lift", "aten::lift_fresh", "aten::select", "aten::slice", "aten::narrow",
+    "aten::unsqueeze", "aten::squeeze", "aten::flatten", "aten::unflatten", "aten::resize_", "aten::result_type",
+    "aten::item", "aten::_local_scalar_dense", "aten::unbind", "aten::split", "aten::chunk", "aten::split_with_sizes",
+    "aten::flip", "aten::cat", "aten::stack", "aten::fill_", "aten::zero_", "aten::size", "aten::stride",
+    "aten::is_nonzero", "aten::dim", "aten::set_", "aten::view_as", "aten::movedim", "aten::swapaxes",
+    "aten::resolve_conj", "aten::resolve_neg", "aten::numpy_T",
+}
+# Pointwise arithmetic and math: the key operators only when a module does nothing else.
+POINTWISE = {
+    "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::rsub", "aten::mul", "aten::mul_", "aten::div",
+    "aten::div_", "aten::neg", "aten::reciprocal", "aten::pow", "aten::sqrt", "aten::rsqrt", "aten::exp",
+    "aten::log", "aten::abs", "aten::sign", "aten::where", "aten::maximum", "aten::minimum", "aten::gt",
+    "aten::lt", "aten::ge", "aten::le", "aten::eq", "aten::ne", "aten::tanh", "aten::sigmoid", "aten::erf",
+    "aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::square", "aten::exp2", "aten::log2",
+}
+
+
+# Operators that do the same work as a key operator by another name (a candidate calling torch.mm
+# where Model calls torch.matmul falls back all the same).
+SAME_WORK = {
+    "aten::matmul": ["aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::linear"],
+    "aten::linear": ["aten::matmul", "aten::mm", "aten::addmm"],
+    "aten::bmm": ["aten::matmul", "aten::baddbmm"],
+    "aten::mm": ["aten::matmul", "aten::addmm"],
+    "aten::conv2d": ["aten::convolution", "aten::_convolution", "aten::mkldnn_convolution"],
+    "aten::softmax": ["aten::_softmax"],
+    "aten::log_softmax": ["aten::_log_softmax"],
+}
+
+
+def key_ops(top_level):
+    """Model's key operators, from the operators its forward calls directly: those neither plumbing
+    nor pointwise (a matmul, a reduction, a convolution) with their same-work aliases, else, for a
+    module that only does pointwise math, its pointwise operators."""
+    work = [o for o in top_level if o not in PLUMBING]
+    heavy = [o for o in work if o not in POINTWISE]
+    out = []
+    for o in heavy if heavy else work:
+        for k in [o] + SAME_WORK.get(o, []):
+            if k not in out:
+                out.append(k)
+    return out
+
+
+def _dtype_name(dt):
+    return str(dt).replace("torch.", "")
+
+
+def _construct(mod, name):
+    cls = getattr(mod, name, None)
+    if cls is None:
+        raise LookupError("the module defines no '%s'" % name)
+    torch.manual_seed(0)  # the candidate's child builds ModelNew after the same seed
+    init = getattr(mod, "get_init_inputs", None)
+    m = cls(*init()) if callable(init) else cls()
+    return m.eval() if hasattr(m, "eval") else m
+
+
+class Reference:
+    def __init__(self, mod, ref_name, cand_name):
+        import copy
+        self.copy = copy
+        self.mod = mod
+        self.model = _construct(mod, ref_name)
+        self.copied = 0
+        self.candidate_note = ""
+        # Weights identical to the candidate's: the same seed, then every state entry the two share
+        # by name, shape and dtype copied from ModelNew (parameters created in another order, or
+        # initialized by hand in ModelNew's constructor, still agree).
+        try:
+            cand = _construct(mod, cand_name)
+            mine = self.model.state_dict() if hasattr(self.model, "state_dict") else {}
+            theirs = cand.state_dict() if hasattr(cand, "state_dict") else {}
+            take = {k: v for k, v in theirs.items()
+                    if k in mine and tuple(mine[k].shape) == tuple(v.shape) and mine[k].dtype == v.dtype}
+            if take:
+                mine.update(take)
+                self.model.load_state_dict(mine)
+            self.copied = len(take)
+        except Exception as e:  # the candidate's own child reports its construction failure
+            self.candidate_note = "%s could not be built here (%s: %s)" % (cand_name, type(e).__name__, first_line(e))
+        self.model64 = copy.deepcopy(self.model).double() if hasattr(self.model, "double") else self.model
+        self.lib = {}
+
+    def own_dtype(self):
+        for p in list(self.model.parameters()) + list(self.model.buffers()) if hasattr(self.model, "parameters") else []:
+            if p.is_floating_point():
+                return p.dtype
+        return None
+
+    def lib_model(self, dtype):
+        """Model in `dtype` (its own weights when it already is): the framework's result."""
+        own = self.own_dtype()
+        if own is None or own == dtype:
+            return self.model
+        if dtype not in self.lib:
+            self.lib[dtype] = self.copy.deepcopy(self.model).to(dtype)
+        return self.lib[dtype]
+
+    def describe(self):
+        """get_inputs()' tensors (dtype, shape, value domain), Model's outputs and operators."""
+        import json
+        torch.manual_seed(0)
+        get_inputs = getattr(self.mod, "get_inputs", None)
+        if not callable(get_inputs):
+            raise LookupError("the module defines no get_inputs(): an unmapped module's shapes come from it")
+        inputs = list(get_inputs())
+        desc = []
+        for i, t in enumerate(inputs):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError("get_inputs()[%d] is a %s: unmapped modules take tensor inputs only" % (i, type(t).__name__))
+            t = t.detach().cpu()
+            inputs[i] = t
+            if t.dtype not in DTYPES:
+                raise TypeError("get_inputs()[%d] has dtype %s, which gauntlet does not generate" % (i, t.dtype))
+            d = {"dtype": _dtype_name(t.dtype), "shape": list(t.shape)}
+            if t.is_floating_point():
+                d["kind"] = "nonnegative" if t.numel() and bool((t >= 0).all()) else "real"
+            elif t.dtype == torch.bool:
+                d["kind"] = "bool"
+            else:
+                d["kind"] = "index"
+                d["low"] = int(t.min()) if t.numel() else 0
+                d["high"] = int(t.max()) + 1 if t.numel() else 1
+            desc.append(d)
+        rec = OpRecorder(top_level=True)
+        with torch.no_grad():
+            outs = as_outputs(rec.record(lambda: self.model(*inputs)))
+            as_outputs(self.model64(*[t.double() if t.is_floating_point() else t for t in inputs]))
+        return json.dumps({"inputs": desc,
+                           "outputs": [{"dtype": _dtype_name(o.dtype), "shape": list(o.shape)} for o in outs],
+                           "ops": rec.names, "key_ops": key_ops(rec.names), "copied_state": self.copied,
+                           "candidate_note": self.candidate_note})
+
+    def run(self, req):
+        rep = {"case_id": req["case_id"], "code": CALL_OK, "message": "", "calls": [], "inputs_unchanged": True,
+               "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+        inputs = [a for a in req["args"] if isinstance(a, torch.Tensor)]
+
+        def plain(outs):
+            return [{"tensor": t.detach().cpu().contiguous().clone(), "device": "cpu", "alias_input": -1,
+                     "alias_output": -1, "contiguous": True, "alias_previous_call": -1} for t in outs]
+        try:
+            with torch.no_grad():
+                wide = [t.double() if t.is_floating_point() else t for t in inputs]
+                rep["calls"].append(plain(as_outputs(self.model64(*wide))))
+        except BaseException as e:  # noqa: B902
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                e = RuntimeError("the reference raised %s" % type(e).__name__)
+            return exception_reply(rep, e)
+        floating = [t.dtype for t in inputs if t.is_floating_point()]
+        if floating:
+            try:
+                with torch.no_grad():
+                    rep["calls"].append(plain(as_outputs(self.lib_model(floating[0])(*[t.clone() for t in inputs]))))
+            except Exception:  # noqa: B902 - without it the tolerance falls back to its floor
+                pass
+        return rep
 
 
 def timing_unsupported_reply(ftype):
@@ -633,11 +831,10 @@ def serve(policy):
     except Exception as e:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: %s" % e, "", ""))
         return 3
-    if load["device"] != "cpu":
+    if load["device"] not in ("cpu", "cuda"):
         write_frame(REPLY_FD, T_LOAD_REPLY,
-                    encode_load_reply(False, "the Python module worker runs CPU modules only (device=%s)"
-                                      % load["device"], "", ""))
-        return 4
+                    encode_load_reply(False, "harness: unknown device %s" % load["device"], "", ""))
+        return 3
     # The module's source is read before /tmp is replaced and privileges are dropped.
     try:
         with open(load["so_path"], "r", encoding="utf-8") as f:
@@ -657,13 +854,35 @@ def serve(policy):
     _init_dtypes()
     fast = load_fast_checksum()
     torch.set_num_threads(max(1, load["threads"]))
-    notes, error = enter_sandbox(policy)
+    global DEVICE
+    if load["device"] == "cuda" and not load["entry"].startswith(REFERENCE_PREFIX):
+        DEVICE = "cuda"
+        # load_inline's and Triton's builds are cached outside the private /tmp, so one gate's
+        # child builds and the others (and later runs) load (docs/modules.md, "CUDA modules").
+        for var, leaf in (("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("TRITON_CACHE_DIR", "triton_cache")):
+            path = os.environ.get(var) or "/var/tmp/gauntlet-modules/%s" % leaf
+            try:
+                os.makedirs(path, exist_ok=True)
+                os.chmod(path, 0o1777)  # the child drops to nobody before it builds
+            except OSError:
+                pass
+            os.environ[var] = path
+    notes, error = enter_sandbox(policy, DEVICE)
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))
         return 3
     notes += " python-worker(no poison allocator, no canaries%s)" % ("" if fast else ", pure-Python checksum")
+    reference = None
     try:
-        model = load_module(load["so_path"], source, load["entry"] or "ModelNew")
+        if load["entry"].startswith(REFERENCE_PREFIX):
+            names = load["entry"][len(REFERENCE_PREFIX):].split(":")
+            mod = load_source(load["so_path"], source)
+            reference = Reference(mod, names[0] or "Model", names[1] if len(names) > 1 and names[1] else "ModelNew")
+            model = None
+            signature = reference.describe()
+        else:
+            model = load_module(load["so_path"], source, load["entry"] or "ModelNew")
+            signature = "python:%s" % (load["entry"] or "ModelNew")
     except BaseException as e:  # noqa: B902
         tb = traceback.extract_tb(e.__traceback__)
         where = ""
@@ -673,7 +892,7 @@ def serve(policy):
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
             False, "loading the Python module failed%s: %s: %s" % (where, type(e).__name__, first_line(e)), "", notes))
         return 4
-    write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(True, "", "python:%s" % (load["entry"] or "ModelNew"), notes))
+    write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(True, "", signature, notes))
 
     while True:
         frame = read_frame(REQUEST_FD)
@@ -695,7 +914,7 @@ def serve(policy):
                    "calls": [], "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
         else:
             try:
-                rep = run_case(model, req, load["record_ops"])
+                rep = reference.run(req) if reference else run_case(model, req, load["record_ops"])
             except BaseException as e:  # noqa: B902
                 rep = {"case_id": req["case_id"], "code": WORKER_INTERNAL_ERROR,
                        "message": "worker error: %s: %s" % (type(e).__name__, first_line(e)), "calls": [],
@@ -710,7 +929,159 @@ def serve(policy):
         write_frame(REPLY_FD, T_CASE_REPLY, body)
 
 
+# ---- the zygote (`--zygote`): torch imported once, one sandboxed child per gate ------------------
+#
+# The protocol of src/worker/zygote.cpp, so the launcher drives both the same way: fd 3 is a
+# SOCK_SEQPACKET socket; the zygote sends u32 (its thread count: forking is safe only with one);
+# each request is u32 wanted namespaces + str policy hex with four descriptors (request, reply,
+# capture, status) as SCM_RIGHTS; the zygote clones a child with CLONE_PARENT (gauntlet's own
+# child, so gauntlet waits for it and kills it) in as many of the namespaces as the host allows,
+# and answers i64 pid, u32 namespaces achieved, i64 errno. The child moves the descriptors to
+# 3/4/1/2, enters its own process group and serves exactly as `--serve` does: the sandbox is
+# applied by the child itself, before the module's code runs. The zygote never touches CUDA or
+# NVML (PYTORCH_NVML_BASED_CUDA_CHECK=1): each child initializes its own GPU state.
+
+SYS_CLONE = 56  # x86_64
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x8000000, 0x10000000, 0x20000000, 0x40000000
+CLONE_PARENT = 0x8000
+PR_SET_PDEATHSIG = 1
+
+
+def _clone_flags(bits):
+    f = 0
+    for bit, flag in ((NS_USER, CLONE_NEWUSER), (NS_NET, CLONE_NEWNET), (NS_MOUNT, CLONE_NEWNS),
+                      (NS_PID, CLONE_NEWPID), (NS_IPC, CLONE_NEWIPC)):
+        if bits & bit:
+            f |= flag
+    return f
+
+
+def clone_sandboxed(wanted):
+    """(pid, achieved bits, errno): raw clone(2), dropping namespaces the host refuses, as zygote.cpp."""
+    import signal
+    bits = wanted
+    for attempt, drop in enumerate((NS_USER, NS_PID, NS_NET, NS_IPC, NS_MOUNT, 0)):
+        pid = _libc.syscall(SYS_CLONE, ctypes.c_ulong(_clone_flags(bits) | CLONE_PARENT | int(signal.SIGCHLD)),
+                            None, None, None, None)
+        if pid >= 0:
+            return pid, bits, 0
+        err = ctypes.get_errno()
+        if err not in (errno.EPERM, errno.EINVAL, errno.ENOSPC, errno.EUSERS):
+            return -1, 0, err
+        bits &= ~drop
+    return -1, 0, errno.EPERM
+
+
+def _write_id_maps(uid, gid):
+    for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", "0 %d 1\n" % uid),
+                       ("/proc/self/gid_map", "0 %d 1\n" % gid)):
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+
+def _arrange_fds(req, rep, capture, status):
+    null_fd = os.open("/dev/null", os.O_RDONLY)
+    r, p, c = (os.dup(x) for x in (req, rep, capture))
+    s = os.dup(status) if status >= 0 else -1
+    for fd, target in ((null_fd, 0), (c, 1), (c, 2), (r, REQUEST_FD), (p, REPLY_FD)):
+        os.dup2(fd, target)  # dup2 leaves the new descriptor inheritable, as the worker expects
+    if s >= 0:
+        os.dup2(s, STATUS_FD)
+    os.closerange(STATUS_FD + 1 if s >= 0 else STATUS_FD, 65536)
+
+
+def _thread_count():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+def zygote_main():
+    global torch
+    import socket
+    import struct as _struct
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    import torch as _torch
+    torch = _torch
+    _init_dtypes()
+    try:
+        import triton  # noqa: F401 - imported once here, not per child, when present
+    except Exception:  # noqa: B902 - absent or broken: the module's own import reports it
+        pass
+    for name in ("seccomp", "copy", "json", "types", "torch.autograd.profiler"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    load_fast_checksum()
+    # LibTorch's lazy first uses, once, on one thread (the children may set more).
+    torch.set_num_threads(1)
+    a = torch.ones(4, 4)
+    _ = (a.t().contiguous() + a).to(torch.float16).to(torch.bfloat16).double().sum().item()
+    _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    sock = socket.socket(fileno=3)
+    sock.send(_struct.pack("<I", _thread_count()))
+    children = []
+    while True:
+        try:
+            msg, anc, _flags, _addr = sock.recvmsg(4096, socket.CMSG_SPACE(4 * 4))
+        except OSError:
+            break
+        if not msg:
+            break
+        fds = []
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(_struct.unpack("<%di" % (len(data) // 4), data[:len(data) - len(data) % 4]))
+        pid, achieved, err = -1, 0, errno.EINVAL
+        try:
+            r = Reader(msg)
+            wanted = r.u32()
+            policy = decode_policy(r.str())
+        except Exception:  # noqa: B902 - a malformed request gets EINVAL
+            policy = None
+        if policy is not None and len(fds) == 4:
+            uid, gid = os.getuid(), os.getgid()
+            pid, achieved, err = clone_sandboxed(wanted)
+            if pid == 0:
+                code = 3
+                try:
+                    if achieved & NS_USER:
+                        _write_id_maps(uid, gid)
+                    _arrange_fds(fds[0], fds[1], fds[2], fds[3] if achieved & NS_PID else -1)
+                    os.setpgid(0, 0)
+                    policy.namespaces = achieved
+                    try:
+                        os.close(STATUS_FD)
+                    except OSError:
+                        pass
+                    code = serve(policy)
+                finally:
+                    sys.stdout.flush()
+                    os._exit(code)
+            if pid > 0:
+                children.append(pid)
+        for fd in fds:
+            os.close(fd)
+        try:
+            sock.send(_struct.pack("<qIq", pid, achieved, err))
+        except OSError:
+            break
+    for pid in children:  # the parent went away: take every child started with it
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    return 0
+
+
 def main(argv):
+    if len(argv) >= 2 and argv[1] == "--zygote":
+        return zygote_main()
     if len(argv) >= 4 and argv[1] == "--serve" and argv[2] == "--policy":
         try:
             policy = decode_policy(argv[3])
@@ -723,7 +1094,7 @@ def main(argv):
             pass
         return serve(policy)
     sys.stderr.write("gauntlet_pyworker is started by gauntlet, not by hand.\n"
-                     "usage: gauntlet_pyworker.py --serve --policy HEX\n")
+                     "usage: gauntlet_pyworker.py --serve --policy HEX | --zygote\n")
     return 2
 
 

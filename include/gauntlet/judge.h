@@ -21,6 +21,7 @@ struct Judgement {
   int64_t checked = 0;
   int64_t bad = 0;             // elements out of tolerance (NaN/Inf mismatches included)
   int64_t nonfinite_mismatch = 0;
+  int64_t unjudged = 0;        // module-envelope: elements the oracle leaves unjudged (infinite scale)
   int64_t worst_index = -1;    // flat index of the worst element
   double got = 0, expected = 0, error = 0, allowed = 0;
   std::string message;         // one line of evidence when !pass

@@ -92,4 +92,10 @@ std::string module_device(const std::string& source_text);
 // (the mapping's, else float32), device. nullopt with *error for an entry with an error or no mapping.
 std::optional<KernelManifest> manifest_for(const ModuleEntry& entry, std::string* error);
 
+// What `gauntlet verify FILE.py` verifies when no op is given: the mapped schema's manifest when
+// the file's name is a mapped KernelBench problem (manifest_for), else op "module" (the module's
+// own reference Model in float64 as the oracle, module_oracle.h), entry ModelNew, the device the
+// text implies. nullopt with *error when the map cannot be read or the file is not a module.
+std::optional<KernelManifest> manifest_for_module_file(const std::string& path, std::string* error);
+
 }  // namespace gauntlet::kernelbench

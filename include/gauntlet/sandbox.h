@@ -87,8 +87,10 @@ class Launcher {
     return device_info_;
   }
 
-  // Python modules (docs/modules.md): while on, spawn() starts the Python worker
-  // (`python3 python/gauntlet_pyworker.py --serve --policy HEX`) through fork+exec, never the zygote.
+  // Python modules (docs/modules.md): while on, spawn() forks a child of the Python zygote
+  // (`python3 python/gauntlet_pyworker.py --zygote`, started once, torch imported once), or with
+  // use_zygote off (or the Python zygote unavailable) fork+execs
+  // `python3 python/gauntlet_pyworker.py --serve --policy HEX`; never the native zygote.
   // verify_kernel turns it on for a manifest whose source ends in ".py" and off again afterwards.
   // The interpreter: $GAUNTLET_PYTHON, else /usr/bin/python3 (Debian's python3-torch), else
   // /usr/local/bin/python3. The script: $GAUNTLET_PYWORKER, else python/gauntlet_pyworker.py beside
@@ -98,12 +100,14 @@ class Launcher {
 
  private:
   friend class WorkerSession;
-  bool start_zygote(std::string* error);
+  // The native zygote (gauntlet-worker --zygote), or with `python` the Python one
+  // (gauntlet_pyworker.py --zygote: torch imported once); both speak zygote.cpp's protocol.
+  bool start_zygote(std::string* error, bool python = false);
   // Reaps children that were told to exit; kills those past their grace period. With `block`,
   // waits for all of them.
   void reap_exiting(bool block);
   std::vector<std::pair<pid_t, int64_t>> exiting_;
-  std::unique_ptr<WorkerSession> spawn_via_zygote(std::string* error);
+  std::unique_ptr<WorkerSession> spawn_via_zygote(std::string* error, bool python = false);
   std::unique_ptr<WorkerSession> spawn_via_exec(std::string* error);
 
   // Guards everything below that spawning and reaping change (zygote socket, exiting_, notes).
@@ -115,6 +119,9 @@ class Launcher {
   pid_t zygote_pid_ = -1;
   int zygote_sock_ = -1;
   bool zygote_failed_ = false;
+  pid_t py_zygote_pid_ = -1;  // the Python zygote (Python modules; docs/modules.md)
+  int py_zygote_sock_ = -1;
+  bool py_zygote_failed_ = false;
   uint32_t wanted_ns_ = 0;
   std::string note_;
   std::string device_info_;

@@ -118,6 +118,8 @@ struct OutputSpec {
 //   ulp                   ulp_distance(out, round(ref)) <= ulps
 //   reduction             |out-ref| <= ulps*ulp_at(ref) + c*u(accumulator)*sqrt(K)*scale
 //   relative-to-library   |out-ref| <= factor * |lib-ref| + ulps*ulp_at(ref)
+//   module-envelope       as reduction; an infinite scale leaves the element unjudged (the module
+//                         oracle's tolerance, include/gauntlet/module_oracle.h; never in a schema file)
 struct Tolerance {
   std::string mode = "exact";
   double ulps = 0;

@@ -10,6 +10,7 @@
 
 #include "gauntlet/junit.h"
 #include "gauntlet/audit.h"
+#include "gauntlet/kernelbench.h"
 #include "gauntlet/oracle.h"
 #include "gauntlet/replay.h"
 #include "gauntlet/report_command.h"
@@ -47,6 +48,13 @@ std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::str
     m = *loaded;
   } else if (!f.kernel.empty()) {
     source = f.kernel;
+  }
+  // A Python module without --op: its KernelBench problem's schema when mapped, else its own Model
+  // as the oracle (op "module"; docs/modules.md).
+  if (f.op.empty() && m.op.empty() && is_python_module(KernelManifest{"", source})) {
+    auto found = kernelbench::manifest_for_module_file(source, error);
+    if (!found) return std::nullopt;
+    m = *found;
   }
   if (!source.empty()) m.source = source;
   if (!f.op.empty()) m.op = f.op;

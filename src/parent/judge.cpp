@@ -79,6 +79,12 @@ Judgement judge_output(const std::string& output_name, const at::Tensor& out_in,
 
   double worst_ratio = -1;
   for (int64_t i = 0; i < n; ++i) {
+    // The module oracle's envelope leaves elements unjudged (an infinite scale) where the
+    // framework's own Model in this dtype has no answer (docs/modules.md, "module-envelope").
+    if (s && tol.mode == "module-envelope" && std::isinf(s[i])) {
+      ++j.unjudged;
+      continue;
+    }
     const double want = num::round_to(dtype, r[i]);
     const double got = o[i];
     bool bad = false;

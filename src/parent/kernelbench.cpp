@@ -455,4 +455,23 @@ std::optional<KernelManifest> manifest_for(const ModuleEntry& e, std::string* er
   return m;
 }
 
+std::optional<KernelManifest> manifest_for_module_file(const std::string& path, std::string* error) {
+  auto map = load_problem_map(default_problem_map_path(), error);
+  if (!map) return std::nullopt;
+  std::vector<ModuleEntry> found = discover(path, *map, {}, error);
+  if (found.size() != 1) {
+    if (error->empty()) *error = path + ": not one Python module";
+    return std::nullopt;
+  }
+  const ModuleEntry& e = found[0];
+  if (!e.error.empty()) return (*error = e.error, std::nullopt);
+  if (e.mapping) return manifest_for(e, error);
+  KernelManifest m;
+  m.op = "module";  // kModuleOp: the module's own Model is the oracle
+  m.source = e.source;
+  m.entry = "ModelNew";
+  m.device = e.device;
+  return m;
+}
+
 }  // namespace gauntlet::kernelbench

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "gauntlet/module_oracle.h"
 #include "oracle_internal.h"
 
 namespace gauntlet {
@@ -145,11 +146,14 @@ OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tens
   OracleResult failed;
   const auto& table = oracle_table();
   const auto it = table.find(oracle_id);
-  if (it == table.end()) {
+  const bool module = is_module_oracle_id(oracle_id);
+  if (it == table.end() && !module) {
     failed.error = "unknown oracle id '" + oracle_id + "'";
     return failed;
   }
   try {
+    // An unmapped Python module's reference Model, in its sandboxed child (module_oracle.h).
+    if (module) return run_module_oracle(oracle_id, inputs);
     return it->second(inputs, attrs);
   } catch (const oracle_impl::OracleFailure& e) {
     failed.error = oracle_id + ": " + first_line(e.what());

@@ -245,22 +245,34 @@ Launcher::Launcher(SandboxOptions options) : options_(std::move(options)) {
 Launcher::~Launcher() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   reap_exiting(true);
-  if (zygote_sock_ >= 0) ::close(zygote_sock_);
-  if (zygote_pid_ > 0) {
-    kill(zygote_pid_, SIGKILL);
-    while (waitpid(zygote_pid_, nullptr, 0) < 0 && errno == EINTR) {
+  for (int sock : {zygote_sock_, py_zygote_sock_})
+    if (sock >= 0) ::close(sock);
+  for (pid_t z : {zygote_pid_, py_zygote_pid_})
+    if (z > 0) {
+      kill(z, SIGKILL);
+      while (waitpid(z, nullptr, 0) < 0 && errno == EINTR) {
+      }
     }
-  }
 }
 
-bool Launcher::start_zygote(std::string* error) {
-  if (access(worker_path_.c_str(), X_OK) != 0)
-    return (*error = "worker binary not found or not executable: " + worker_path_, false);
+bool Launcher::start_zygote(std::string* error, bool python) {
+  std::vector<std::string> argv = {worker_path_, "--zygote"};
+  std::vector<std::string> env = scrubbed_env(options_);
+  if (python) {
+    if (!python_worker_command(worker_path_, &argv, error)) return false;
+    argv.push_back("--zygote");
+    env.push_back("PYTHONDONTWRITEBYTECODE=1");
+    env.push_back("PYTHONNOUSERSITE=1");
+    env.push_back("PYTORCH_NVML_BASED_CUDA_CHECK=1");  // the zygote never initializes CUDA or NVML
+    const size_t slash = worker_path_.rfind('/');
+    env.push_back("GAUNTLET_FNV_LIB=" + (slash == std::string::npos ? std::string(".") : worker_path_.substr(0, slash)) +
+                  "/libgauntlet_fnv.so");
+  }
+  if (access(argv[0].c_str(), X_OK) != 0)
+    return (*error = (python ? "Python interpreter" : "worker binary") + std::string(" not found or not executable: ") + argv[0], false);
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return (*error = std::string("socketpair: ") + strerror(errno), false);
-  std::vector<std::string> env = scrubbed_env(options_);
-  std::vector<std::string> argv = {worker_path_, "--zygote"};
   auto envp = cstrs(env);
   auto argvp = cstrs(argv);
   // The zygote asks for SIGKILL when its parent goes (PR_SET_PDEATHSIG), and the parent is the
@@ -283,13 +295,14 @@ bool Launcher::start_zygote(std::string* error) {
     ::close(sv[0]);
     return (*error = std::string("fork: ") + strerror(errno), false);
   }
-  zygote_pid_ = pid;
-  zygote_sock_ = sv[0];
-  pollfd pfd{zygote_sock_, POLLIN, 0};
+  (python ? py_zygote_pid_ : zygote_pid_) = pid;
+  const int sock = (python ? py_zygote_sock_ : zygote_sock_) = sv[0];
+  pollfd pfd{sock, POLLIN, 0};
   char buf[64];
   ssize_t n = -1;
-  if (poll(&pfd, 1, 60000) == 1) n = recv(zygote_sock_, buf, sizeof buf, 0);
-  if (n != 4) return (*error = "the zygote did not start (worker binary broken?)", false);
+  // Importing torch takes seconds (4.4 s on the GPU host, more on a loaded CPU): a minute's grace.
+  if (poll(&pfd, 1, python ? 120000 : 60000) == 1) n = recv(sock, buf, sizeof buf, 0);
+  if (n != 4) return (*error = python ? "the Python zygote did not start (python3 without torch?)" : "the zygote did not start (worker binary broken?)", false);
   uint32_t threads = 0;
   memcpy(&threads, buf, 4);
   if (threads != 1)
@@ -300,7 +313,17 @@ bool Launcher::start_zygote(std::string* error) {
 std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   reap_exiting(false);
-  if (python_) return spawn_via_exec(error);  // no zygote for Python modules yet (docs/modules.md)
+  if (python_) {  // Python modules: the Python zygote, else fork+exec (never the native zygote)
+    if (options_.use_zygote && !py_zygote_failed_) {
+      std::string why;
+      if (py_zygote_pid_ < 0 && !start_zygote(&why, true)) {
+        py_zygote_failed_ = true;
+        note_ = "fork+exec (Python zygote unavailable: " + why + ")";
+      }
+      if (!py_zygote_failed_) return spawn_via_zygote(error, true);
+    }
+    return spawn_via_exec(error);
+  }
   if (options_.use_zygote && !zygote_failed_) {
     if (zygote_pid_ < 0) {
       std::string why;
@@ -338,7 +361,8 @@ struct ChildFds {
 };
 }  // namespace
 
-std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error) {
+std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error, bool python) {
+  const int zygote_sock = python ? py_zygote_sock_ : zygote_sock_;
   ChildFds fds;
   if (!fds.make(error)) return (fds.close_all(), nullptr);
   SandboxPolicy policy;
@@ -360,11 +384,11 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error) {
   cm->cmsg_type = SCM_RIGHTS;
   cm->cmsg_len = CMSG_LEN(sizeof pass);
   memcpy(CMSG_DATA(cm), pass, sizeof pass);
-  pollfd pfd{zygote_sock_, POLLIN, 0};
+  pollfd pfd{zygote_sock, POLLIN, 0};
   char buf[64];
   ssize_t n = -1;
-  if (sendmsg(zygote_sock_, &msg, 0) >= 0 && poll(&pfd, 1, 30000) == 1)
-    n = recv(zygote_sock_, buf, sizeof buf, 0);
+  if (sendmsg(zygote_sock, &msg, 0) >= 0 && poll(&pfd, 1, 30000) == 1)
+    n = recv(zygote_sock, buf, sizeof buf, 0);
   fds.close_child_ends();
   if (n != 20) {
     fds.close_all();
@@ -383,7 +407,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error) {
     *error = std::string("the zygote could not fork a child: ") + strerror(int(err));
     return nullptr;
   }
-  note_ = "zygote; namespaces=" + namespaces_to_string(achieved);
+  note_ = std::string(python ? "zygote (python module worker)" : "zygote") + "; namespaces=" + namespaces_to_string(achieved);
   if (achieved != wanted_ns_)
     note_ += " (wanted " + namespaces_to_string(wanted_ns_) + "; the host refused the rest)";
   std::unique_ptr<WorkerSession> s(new WorkerSession());
@@ -489,7 +513,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
     return nullptr;
   }
   if (note_.empty() || note_.rfind("fork+exec", 0) != 0) note_ = "fork+exec";
-  static const char* kPythonNote = "fork+exec (python module worker, no zygote for Python yet)";
+  static const char* kPythonNote = "fork+exec (python module worker)";
   if (python_) note_ = kPythonNote;
   else if (note_ == kPythonNote || note_.rfind(std::string(kPythonNote) + ";", 0) == 0) note_ = "fork+exec";
   note_ = note_.substr(0, note_.find(';')) + "; namespaces=" + namespaces_to_string(bits);

@@ -16,6 +16,7 @@
 
 #include <torch/version.h>
 
+#include "gauntlet/module_oracle.h"
 #include "gauntlet/version.h"
 
 namespace gauntlet {
@@ -42,7 +43,8 @@ nlohmann::json environment_json(const Launcher& launcher, const std::string& san
     if (gpu.is_object()) env["gpu"] = gpu;
     env["gpu_index"] = launcher.options().gpu_index;
   }
-  env["sandbox"] = {{"launcher", launcher.options().use_zygote && !launcher.python_module() ? "zygote" : "fork+exec"},
+  // What the children actually came from (the zygote may have been unavailable).
+  env["sandbox"] = {{"launcher", sandbox_note.rfind("zygote", 0) == 0 ? "zygote" : "fork+exec"},
                     {"isolation", sandbox_note},
                     {"timeout_seconds", launcher.options().timeout_seconds},
                     {"memory_limit_bytes", launcher.options().memory_limit_bytes}};
@@ -148,7 +150,9 @@ std::optional<OpSchema> find_schema(const std::string& op, std::string* error) {
 std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const VerifyOptions& options,
                                           Launcher& launcher, std::string* error) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto schema = find_schema(manifest.op, error);
+  std::unique_ptr<ModuleReference> module_ref;  // "op": "module": the module's own Model is the oracle
+  auto schema = manifest.op == kModuleOp ? start_module_oracle(manifest, launcher.options(), &module_ref, error)
+                                         : find_schema(manifest.op, error);
   if (!schema) return std::nullopt;
   if (manifest.device != "cpu" && manifest.device != "cuda") return (*error = "unknown device " + manifest.device, std::nullopt);
   const std::vector<DType> allowed = schema->float_dtypes();
@@ -293,6 +297,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   report.verdict = any_fail ? "fail" : any_error ? "error" : "pass";
   report.environment = environment_json(launcher, ctx.sandbox_note, manifest.device);
   if (python) report.environment["module"] = {{"kind", "python"}, {"worker", "python/gauntlet_pyworker.py"}, {"entry", manifest.entry}};
+  if (module_ref) report.environment["module"]["oracle"] = module_oracle_json(*module_ref);
   if (!report.build.ok || report.build.cache_hit || report.build.seconds > 0)
     report.environment["build"] = {{"cache_hit", report.build.cache_hit}, {"seconds", report.build.seconds},
                                    {"prelude", report.build.prelude}};

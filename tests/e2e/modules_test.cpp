@@ -50,7 +50,7 @@ TEST(PythonModules, CorrectSoftmaxModulePasses) {
   EXPECT_EQ(rc, 0) << j.dump(1);
   EXPECT_EQ(j["verdict"], "pass") << j.dump(1);
   EXPECT_EQ(j["environment"]["module"]["kind"], "python");
-  EXPECT_EQ(j["environment"]["sandbox"]["launcher"], "fork+exec");
+  EXPECT_EQ(j["environment"]["sandbox"]["launcher"], "zygote");  // the Python zygote
   const std::string isolation = j["environment"]["sandbox"]["isolation"];
   EXPECT_NE(isolation.find("python module worker"), std::string::npos) << isolation;
   EXPECT_NE(isolation.find("rlimits"), std::string::npos) << isolation;
@@ -96,6 +96,20 @@ INSTANTIATE_TEST_SUITE_P(
         if (!isalnum((unsigned char)c)) c = '_';
       return n;
     });
+
+// --no-zygote: each gate child is a fresh interpreter (fork+exec), with the same verdict.
+TEST(PythonModules, NoZygoteForkExecsTheWorker) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kModules + "/softmax_module.json", "--gates", "contract,memory", "--no-zygote",
+                         "--seed", "1", "--json", dir + "/r.json", "--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  EXPECT_EQ(j["environment"]["sandbox"]["launcher"], "fork+exec");
+  const std::string isolation = j["environment"]["sandbox"]["isolation"];
+  EXPECT_NE(isolation.find("fork+exec (python module worker)"), std::string::npos) << isolation;
+}
 
 // A missing interpreter is a clear harness error, not a crash.
 TEST(PythonModules, MissingInterpreterIsAHarnessError) {

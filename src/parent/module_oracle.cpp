@@ -1,0 +1,353 @@
+// The module oracle: a schema synthesized from an unmapped module's get_inputs(), whose oracle is
+// the module's reference Model in float64, evaluated in a sandboxed Python child.
+#include "gauntlet/module_oracle.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "gauntlet/case.h"
+#include "gauntlet/numerics.h"
+
+namespace gauntlet {
+namespace {
+
+constexpr const char* kOraclePrefix = "module:";
+// Answers kept for repeated inputs (determinism, statelessness and layouts repeat cases).
+constexpr size_t kCacheEntries = 64;
+
+std::mutex g_registry_mu;
+std::map<std::string, ModuleReference*>& registry() {
+  static std::map<std::string, ModuleReference*> r;
+  return r;
+}
+
+bool parse_shape(const nlohmann::json& j, std::vector<int64_t>* out) {
+  if (!j.is_array()) return false;
+  for (const auto& v : j) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) return false;
+    out->push_back(v.get<int64_t>());
+  }
+  return true;
+}
+
+std::string dims_text(const std::vector<int64_t>& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+}  // namespace
+
+std::optional<ModuleDescription> parse_module_description(const std::string& text, std::string* error) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  auto bad = [&](const std::string& what) {
+    *error = "the reference child's description is malformed: " + what;
+    return std::nullopt;
+  };
+  if (!j.is_object() || !j.contains("inputs") || !j["inputs"].is_array() || !j.contains("outputs") ||
+      !j["outputs"].is_array())
+    return bad("no inputs/outputs lists");
+  ModuleDescription d;
+  for (const auto& in : j["inputs"]) {
+    ModuleDescription::Input i;
+    auto dt = in.is_object() && in.contains("dtype") && in["dtype"].is_string() ? dtype_from_name(in["dtype"]) : std::nullopt;
+    if (!dt || !in.contains("shape") || !parse_shape(in["shape"], &i.shape)) return bad("an input without dtype or shape");
+    i.dtype = *dt;
+    i.kind = in.value("kind", "real");
+    i.low = in.value("low", int64_t(0));
+    i.high = in.value("high", int64_t(1));
+    d.inputs.push_back(i);
+  }
+  for (const auto& out : j["outputs"]) {
+    ModuleDescription::Output o;
+    auto dt = out.is_object() && out.contains("dtype") && out["dtype"].is_string() ? dtype_from_name(out["dtype"]) : std::nullopt;
+    if (!dt || !out.contains("shape") || !parse_shape(out["shape"], &o.shape)) return bad("an output without dtype or shape");
+    o.dtype = *dt;
+    d.outputs.push_back(o);
+  }
+  for (const char* k : {"ops", "key_ops"})
+    if (j.contains(k) && j[k].is_array())
+      for (const auto& op : j[k])
+        if (op.is_string()) (std::string(k) == "ops" ? d.ops : d.key_ops).push_back(op);
+  d.copied_state = j.value("copied_state", 0);
+  d.candidate_note = j.value("candidate_note", "");
+  return d;
+}
+
+OracleResult module_envelope(const std::vector<at::Tensor>& ref64, const std::vector<at::Tensor>& lib, DType dtype,
+                             int64_t K) {
+  OracleResult r;
+  const double u32 = num::limits(DType::Float32).unit_roundoff;
+  const double u = num::limits(dtype).unit_roundoff;
+  const double sqrtK = std::sqrt(double(std::max<int64_t>(K, 1)));
+  // The floor: a float32 accumulator over K terms (what a correct kernel in any float dtype uses).
+  const double floor_rel = kFloorC * u32 * sqrtK;
+  // Beyond this the dtype's Model is not rounding but overflowing or underflowing somewhere.
+  const double ambiguous_rel = kAmbiguousFactor * kFloorC * std::max(u, u32) * sqrtK;
+  for (size_t i = 0; i < ref64.size(); ++i) {
+    const at::Tensor ref = ref64[i].to(at::kDouble).contiguous();
+    const at::Tensor fin = at::isfinite(ref);
+    const at::Tensor mag = at::where(fin, ref.abs(), at::zeros_like(ref));
+    const int64_t nfin = fin.sum().item<int64_t>();
+    const double m = nfin ? mag.sum().item<double>() / double(nfin) : 0.0;
+    const at::Tensor denom = mag + m;
+    at::Tensor ambiguous = at::zeros_like(fin);
+    double e_lib = 0;
+    if (i < lib.size() && lib[i].defined() && lib[i].sizes() == ref.sizes()) {
+      const at::Tensor l = lib[i].to(at::kDouble);
+      const at::Tensor lfin = at::isfinite(l);
+      const at::Tensor err = at::where(fin & lfin & (denom > 0), (l - ref).abs() / denom, at::zeros_like(ref));
+      ambiguous = fin & (~lfin | (err > ambiguous_rel));
+      const at::Tensor counted = at::where(ambiguous, at::zeros_like(err), err);
+      if (counted.numel()) e_lib = counted.max().item<double>();
+    }
+    const double rel = std::max(kEnvelopeFactor * e_lib, floor_rel);
+    at::Tensor scale = at::where(fin, denom * (rel / u), at::zeros_like(ref));
+    scale = at::where(ambiguous, at::full_like(scale, INFINITY), scale);
+    r.outputs.push_back(ref);
+    r.scales.push_back(scale);
+  }
+  return r;
+}
+
+OpSchema module_schema(const ModuleDescription& d, const std::string& source, const std::string& oracle_id) {
+  OpSchema s;
+  s.name = kModuleOp;
+  s.semantics = "the reference Model of " + source + " in float64, with the candidate's weights";
+  s.source_file = source;
+  for (size_t k = 0; k < d.inputs.size(); ++k) {
+    const ModuleDescription::Input& in = d.inputs[k];
+    InputSpec spec;
+    spec.name = "x" + std::to_string(k);
+    std::vector<std::string> pattern;
+    for (size_t a = 0; a < in.shape.size(); ++a) {
+      const std::string dim = spec.name + "_" + std::to_string(a);
+      DimDomain dom;
+      dom.min = dom.max = in.shape[a];
+      dom.typical = {in.shape[a]};
+      dom.zero_allowed = in.shape[a] == 0;
+      s.dims[dim] = dom;
+      pattern.push_back(dim);
+    }
+    spec.shapes = {pattern};
+    spec.dtypes = {in.dtype};
+    if (in.kind == "index") {
+      spec.values.kind = "index";
+      spec.values.low = std::to_string(in.low);
+      spec.values.below = std::to_string(in.high);
+    } else {
+      spec.values.kind = in.kind == "nonnegative" ? "nonnegative" : "real";
+    }
+    spec.layouts = {"contiguous", "transposed", "strided", "offset", "expanded", "channels_last"};
+    s.inputs.push_back(spec);
+  }
+  for (size_t i = 0; i < d.outputs.size(); ++i) {
+    OutputSpec o;
+    o.name = d.outputs.size() == 1 ? "output" : "output" + std::to_string(i);
+    for (int64_t e : d.outputs[i].shape) o.dims.push_back(std::to_string(e));
+    o.dtype = dtype_name(d.outputs[i].dtype);
+    for (size_t k = 0; k < d.inputs.size(); ++k)
+      if (d.inputs[k].dtype == d.outputs[i].dtype) {
+        o.dtype = "same:x" + std::to_string(k);
+        break;
+      }
+    s.outputs.push_back(o);
+  }
+  s.oracle = oracle_id;
+  for (const ModuleDescription::Input& in : d.inputs) {
+    if (!dtype_is_floating(in.dtype) || s.tolerance.count(in.dtype)) continue;
+    Tolerance t;
+    t.mode = "module-envelope";
+    t.ulps = kEnvelopeUlps;
+    t.c = 1;
+    t.accumulator = dtype_name(in.dtype);
+    t.reason = "module-envelope: at most 16x the worst relative error of the framework's own Model in this dtype, "
+               "at least a float32 accumulator over the largest per-sample input size (docs/modules.md)";
+    s.tolerance[in.dtype] = t;
+  }
+  s.determinism = "bitwise";
+  // K is 1: the envelope's sqrt(K) lives in the scales. The section marks the module as possibly
+  // reducing, so layout changes are judged within tolerance rather than bitwise.
+  s.reduction = ReductionInfo{"", "1", "0"};
+  s.forbidden_ops = d.key_ops;
+  s.error_inputs_note = "an unmapped module declares no domain beyond its get_inputs() shapes";
+  return s;
+}
+
+bool is_module_schema(const OpSchema& s) { return s.oracle.rfind(kOraclePrefix, 0) == 0; }
+
+std::string module_skip_reason(const std::string& gate) {
+  if (gate == "shapes")
+    return "an unmapped module (no op schema) has no shape domain beyond its get_inputs() shapes; map it to "
+           "a schema (\"op\" in a manifest) to vary them";
+  return "an unmapped module (no op schema) has no known reduction to make adversarial; map it to a "
+         "schema (\"op\" in a manifest) for the exact-accumulator checks";
+}
+
+std::unique_ptr<ModuleReference> ModuleReference::start(const KernelManifest& manifest, const SandboxOptions& sandbox,
+                                                        std::string* error) {
+  std::unique_ptr<ModuleReference> r(new ModuleReference());
+  r->manifest_ = manifest;
+  SandboxOptions opts = sandbox;
+  // The child serves every gate of the verification: its deadline is not one gate's.
+  opts.timeout_seconds = std::max(600, sandbox.timeout_seconds * 10);
+  opts.use_zygote = false;
+  r->launcher_ = std::make_unique<Launcher>(opts);
+  r->launcher_->set_python_module(true);
+  if (!r->open(error)) return nullptr;
+  auto desc = parse_module_description(r->session_->signature(), error);
+  if (!desc) return nullptr;
+  r->desc_ = *desc;
+  if (desc->inputs.empty()) return (*error = manifest.source + ": get_inputs() returns no tensors", nullptr);
+  if (!dtype_is_floating(desc->inputs[0].dtype))
+    return (*error = manifest.source + ": the first get_inputs() tensor is " + dtype_name(desc->inputs[0].dtype) +
+                     "; an unmapped module's first input must be floating (its dtype is the case dtype)",
+            nullptr);
+  for (size_t k = 0; k < desc->inputs.size(); ++k)
+    if (desc->inputs[k].kind == "bool")
+      return (*error = manifest.source + ": get_inputs()[" + std::to_string(k) + "] is a bool tensor, which an unmapped module's cases do not generate", nullptr);
+  if (desc->outputs.empty()) return (*error = manifest.source + ": Model returns no tensors", nullptr);
+  for (const ModuleDescription::Input& in : desc->inputs) {
+    int64_t per_sample = 1;
+    for (size_t a = 1; a < in.shape.size(); ++a) per_sample *= in.shape[a];
+    r->K_ = std::max(r->K_, in.shape.size() > 1 ? per_sample : (in.shape.empty() ? 1 : in.shape[0]));
+  }
+  static std::atomic<int> counter{0};
+  r->id_ = kOraclePrefix + std::to_string(++counter);
+  r->schema_ = module_schema(r->desc_, manifest.source, r->id_);
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  registry()[r->id_] = r.get();
+  return r;
+}
+
+ModuleReference::~ModuleReference() {
+  if (!id_.empty()) {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    registry().erase(id_);
+  }
+  session_.reset();
+}
+
+bool ModuleReference::open(std::string* error) {
+  session_.reset();
+  char resolved[PATH_MAX];
+  if (!realpath(manifest_.source.c_str(), resolved))
+    return (*error = "cannot resolve the module path " + manifest_.source, false);
+  std::string spawn_error;
+  session_ = launcher_->spawn(&spawn_error);
+  if (!session_) return (*error = "cannot start the reference child: " + spawn_error, false);
+  wire::LoadRequest req;
+  req.so_path = resolved;
+  const std::string cand = manifest_.entry.empty() || manifest_.entry == "forward" ? "ModelNew" : manifest_.entry;
+  req.entry = "reference:Model:" + cand;
+  Outcome o = session_->load(req);
+  if (o.kind != Outcome::Kind::Ok) {
+    *error = manifest_.source + ": the reference Model cannot serve as the oracle: " + o.message;
+    session_.reset();
+    return false;
+  }
+  notes_ = session_->sandbox_notes();
+  return true;
+}
+
+OracleResult ModuleReference::evaluate(const std::vector<at::Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string key = inputs_digest(inputs);
+  if (auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
+  wire::CaseRequest req;
+  for (const at::Tensor& t : inputs) {
+    wire::Arg a;
+    a.tensor = t;
+    req.args.push_back(a);
+  }
+  Outcome o;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string error;
+    if (!session_ && !open(&error)) {
+      o.kind = Outcome::Kind::HarnessError;
+      o.message = error;
+      break;
+    }
+    o = session_->call(req);
+    // A dead or hung child gets one fresh replacement; the reference's own exception does not.
+    if (o.kind != Outcome::Kind::Died && o.kind != Outcome::Kind::TimedOut) break;
+    session_.reset();
+  }
+  OracleResult r;
+  if (o.kind != Outcome::Kind::Ok || o.reply.calls.empty()) {
+    r.error = "the reference Model (" + manifest_.source + "): " + (o.message.empty() ? "no result" : o.message);
+    return r;
+  }
+  // The case dtype: the first floating input's (the schema's first input is floating).
+  DType dtype = DType::Float32;
+  for (const at::Tensor& t : inputs)
+    if (at::isFloatingType(t.scalar_type())) {
+      const at::ScalarType st = t.scalar_type();
+      dtype = st == at::kHalf ? DType::Float16 : st == at::kBFloat16 ? DType::BFloat16 : st == at::kDouble ? DType::Float64 : DType::Float32;
+      break;
+    }
+  const std::vector<at::Tensor> none;
+  r = module_envelope(o.reply.calls[0].outputs, o.reply.calls.size() > 1 ? o.reply.calls[1].outputs : none, dtype, K_);
+  if (r.outputs.size() != desc_.outputs.size())
+    r.error = "the reference Model returned " + std::to_string(r.outputs.size()) + " outputs, " +
+              std::to_string(desc_.outputs.size()) + " for get_inputs()";
+  for (size_t i = 0; r.ok() && i < r.outputs.size(); ++i)
+    if (r.outputs[i].sizes().vec() != desc_.outputs[i].shape)
+      r.error = "the reference Model's output " + std::to_string(i) + " is " + dims_text(r.outputs[i].sizes().vec()) +
+                ", " + dims_text(desc_.outputs[i].shape) + " for get_inputs()";
+  if (cache_.size() >= kCacheEntries) cache_.clear();
+  cache_[key] = r;
+  return r;
+}
+
+std::optional<OpSchema> start_module_oracle(const KernelManifest& manifest, const SandboxOptions& sandbox,
+                                            std::unique_ptr<ModuleReference>* out, std::string* error) {
+  if (!is_python_module(manifest))
+    return (*error = "op \"module\" (the module's own Model as the oracle) needs a Python module, not " + manifest.source,
+            std::nullopt);
+  if (manifest.device != "cpu")
+    return (*error = manifest.source + ": the module oracle runs CPU modules only so far (device " + manifest.device + ")",
+            std::nullopt);
+  *out = ModuleReference::start(manifest, sandbox, error);
+  if (!*out) return std::nullopt;
+  return (*out)->schema();
+}
+
+nlohmann::json module_oracle_json(const ModuleReference& ref) {
+  const ModuleDescription& d = ref.description();
+  nlohmann::json j = {{"reference", "Model in float64 (sandboxed Python child)"},
+                      {"tolerance", "module-envelope"},
+                      {"envelope_factor", kEnvelopeFactor},
+                      {"floor_c", kFloorC},
+                      {"ulps", kEnvelopeUlps},
+                      {"reduction_estimate", ref.reduction_estimate()},
+                      {"model_ops", d.ops},
+                      {"key_ops", d.key_ops},
+                      {"copied_state", d.copied_state}};
+  if (!d.candidate_note.empty()) j["candidate_note"] = d.candidate_note;
+  return j;
+}
+
+bool is_module_oracle_id(const std::string& id) { return id.rfind(kOraclePrefix, 0) == 0; }
+
+OracleResult run_module_oracle(const std::string& id, const std::vector<at::Tensor>& inputs) {
+  ModuleReference* ref = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    auto it = registry().find(id);
+    if (it != registry().end()) ref = it->second;
+  }
+  if (!ref) {
+    OracleResult r;
+    r.error = "no live module reference for oracle id '" + id + "'";
+    return r;
+  }
+  return ref->evaluate(inputs);
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,141 @@
+// End to end: `gauntlet verify FILE.py` without a manifest (a KernelBench name maps to its schema,
+// anything else is checked against its own reference Model in float64: the module oracle), and
+// the unmapped planted bugs of corpus/modules each caught by their gate. Skipped, with the reason,
+// where python3 or its torch is missing.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <string>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.h"
+
+using namespace gauntlet;
+using namespace gauntlet::e2e;
+
+namespace {
+
+const std::string kModules = source_dir() + "/corpus/modules";
+
+#define REQUIRE_PYTHON_TORCH()                           \
+  do {                                                   \
+    std::string why_;                                    \
+    if (!python_with_torch(&why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+struct Verified {
+  int exit_code = -1;
+  std::string log;
+  nlohmann::json report;
+};
+
+Verified verify(const std::vector<std::string>& args) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> all = {"verify"};
+  all.insert(all.end(), args.begin(), args.end());
+  for (const char* a : {"--seed", "1", "--quiet", "--json"}) all.push_back(a);
+  all.push_back(dir + "/r.json");
+  auto r = run_gauntlet(all);
+  return Verified{r.exit_code, r.out + r.err, nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false)};
+}
+
+const nlohmann::json* gate(const nlohmann::json& j, const std::string& name) {
+  for (const auto& g : j["gates"])
+    if (g["name"] == name) return &g;
+  return nullptr;
+}
+
+// A correct module with no schema, given as a bare .py: the module oracle passes it, with the
+// envelope tolerance and Model's key operators in the report, and shapes/accumulation skip with
+// the reason.
+TEST(ModuleOracle, CorrectUnmappedModulePassesFromABarePyFile) {
+  REQUIRE_PYTHON_TORCH();
+  const Verified r = verify({kModules + "/rmsnorm_module.py"});
+  ASSERT_TRUE(r.report.is_object()) << r.log;
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
+  EXPECT_EQ(r.report["verdict"], "pass");
+  EXPECT_EQ(r.report["op"], "module");
+  const nlohmann::json& oracle = r.report["environment"]["module"]["oracle"];
+  EXPECT_EQ(oracle["tolerance"], "module-envelope");
+  EXPECT_EQ(oracle["key_ops"], nlohmann::json::array({"aten::mean"})) << oracle.dump();
+  EXPECT_EQ(oracle["reduction_estimate"], 32 * 16 * 16);
+  for (const char* g : {"contract", "accuracy", "special-values", "subnormals", "layouts", "determinism",
+                        "statelessness", "memory", "provenance"})
+    EXPECT_EQ((*gate(r.report, g))["status"], "pass") << g << ": " << (*gate(r.report, g)).dump();
+  for (const char* g : {"shapes", "accumulation"}) {
+    EXPECT_EQ((*gate(r.report, g))["status"], "skip") << g;
+    EXPECT_NE((*gate(r.report, g))["message"].get<std::string>().find("unmapped module"), std::string::npos) << g;
+  }
+  const std::string prov_ops = (*gate(r.report, "provenance"))["evidence"]["aten_ops"].dump();
+  EXPECT_NE(prov_ops.find("aten::sum"), std::string::npos) << prov_ops;
+}
+
+// A file named like a mapped KernelBench problem verifies against that problem's schema.
+TEST(ModuleOracle, KernelBenchNameMapsToItsSchema) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir() + "/level1";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  write_file(dir + "/19_ReLU.py",
+             "import torch\nimport torch.nn as nn\n"
+             "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+             "        return torch.where(x < 0, torch.zeros_like(x), x)\n"
+             "def get_inputs():\n    return [torch.randn(16, 16384)]\n"
+             "def get_init_inputs():\n    return []\n");
+  const Verified r = verify({dir + "/19_ReLU.py", "--gates", "contract,accuracy"});
+  ASSERT_TRUE(r.report.is_object()) << r.log;
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
+  EXPECT_EQ(r.report["op"], "relu");
+  EXPECT_FALSE(r.report["environment"]["module"].contains("oracle"));
+}
+
+// Bad input: one line on stderr, exit 2.
+TEST(ModuleOracle, UnusableModulesAreBadInput) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  write_file(dir + "/no_new.py", "import torch\nclass Model(torch.nn.Module):\n    pass\n");
+  write_file(dir + "/no_inputs.py",
+             "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+             "class ModelNew(Model):\n    pass\n");
+  for (const auto& [file, words] : {std::pair<std::string, std::string>{"no_new.py", "no class ModelNew"},
+                                    {"no_inputs.py", "get_inputs"}}) {
+    auto r = run_gauntlet({"verify", dir + "/" + file, "--quiet"});
+    EXPECT_EQ(r.exit_code, 2) << file << r.out << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << file << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+struct Bug {
+  const char* manifest;
+  std::vector<const char*> failing_gates;
+};
+
+class UnmappedModuleBug : public ::testing::TestWithParam<Bug> {};
+
+TEST_P(UnmappedModuleBug, FailsAtItsGate) {
+  REQUIRE_PYTHON_TORCH();
+  std::string gates;
+  for (const char* g : GetParam().failing_gates) gates += std::string(gates.empty() ? "" : ",") + g;
+  const Verified r = verify({kModules + "/" + GetParam().manifest, "--gates", gates});
+  ASSERT_TRUE(r.report.is_object()) << r.log;
+  EXPECT_EQ(r.exit_code, 1) << r.log;
+  EXPECT_EQ(r.report["verdict"], "fail");
+  for (const char* g : GetParam().failing_gates)
+    EXPECT_EQ((*gate(r.report, g))["status"], "fail") << g << ": " << r.report.dump(1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modules, UnmappedModuleBug,
+    ::testing::Values(Bug{"rmsnorm_half_sum.json", {"accuracy"}}, Bug{"hardtanh_returns_input.json", {"contract", "accuracy"}},
+                      Bug{"rmsnorm_cached.json", {"statelessness"}}, Bug{"swish_inplace_input.json", {"memory"}}),
+    [](const ::testing::TestParamInfo<Bug>& info) {
+      std::string n = info.param.manifest;
+      n = n.substr(0, n.size() - 5);
+      for (char& c : n)
+        if (!isalnum((unsigned char)c)) c = '_';
+      return n;
+    });
+
+}  // namespace
