@@ -1,0 +1,128 @@
+// The module oracle's pure parts: the reference child's description, the synthesized schema and the
+// module-envelope tolerance (the child itself runs in tests/e2e/module_oracle_test.cpp).
+#include "gauntlet/module_oracle.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gauntlet/judge.h"
+#include "gauntlet/numerics.h"
+
+using namespace gauntlet;
+
+namespace {
+
+ModuleDescription two_inputs() {
+  std::string error;
+  auto d = parse_module_description(
+      R"({"inputs": [{"dtype": "float32", "shape": [4, 8], "kind": "nonnegative"},
+                     {"dtype": "int64", "shape": [4], "kind": "index", "low": 0, "high": 8}],
+          "outputs": [{"dtype": "float32", "shape": [4]}],
+          "ops": ["aten::gather", "aten::mul"], "key_ops": ["aten::gather"], "copied_state": 2})",
+      &error);
+  EXPECT_TRUE(d) << error;
+  return d ? *d : ModuleDescription{};
+}
+
+TEST(ModuleOracle, ParsesTheReferenceChildsDescription) {
+  const ModuleDescription d = two_inputs();
+  ASSERT_EQ(d.inputs.size(), 2u);
+  EXPECT_EQ(d.inputs[0].dtype, DType::Float32);
+  EXPECT_EQ(d.inputs[0].kind, "nonnegative");
+  EXPECT_EQ(d.inputs[1].dtype, DType::Int64);
+  EXPECT_EQ(d.inputs[1].high, 8);
+  ASSERT_EQ(d.outputs.size(), 1u);
+  EXPECT_EQ(d.outputs[0].shape, std::vector<int64_t>{4});
+  EXPECT_EQ(d.key_ops, std::vector<std::string>{"aten::gather"});
+  EXPECT_EQ(d.copied_state, 2);
+  std::string error;
+  EXPECT_FALSE(parse_module_description("{\"inputs\": []}", &error));
+  EXPECT_NE(error.find("malformed"), std::string::npos) << error;
+  EXPECT_FALSE(parse_module_description(R"({"inputs": [{"dtype": "float33", "shape": [1]}], "outputs": []})", &error));
+}
+
+TEST(ModuleOracle, SynthesizedSchemaFixesGetInputsShapes) {
+  const OpSchema s = module_schema(two_inputs(), "m.py", "module:7");
+  EXPECT_TRUE(is_module_schema(s));
+  EXPECT_EQ(s.name, "module");
+  ASSERT_EQ(s.inputs.size(), 2u);
+  EXPECT_EQ(s.inputs[0].shapes, (std::vector<std::vector<std::string>>{{"x0_0", "x0_1"}}));
+  EXPECT_EQ(s.dims.at("x0_1").min, 8);
+  EXPECT_EQ(s.dims.at("x0_1").max, 8);
+  EXPECT_EQ(s.inputs[0].values.kind, "nonnegative");
+  EXPECT_EQ(s.inputs[1].values.kind, "index");
+  EXPECT_EQ(s.inputs[1].values.below, "8");
+  EXPECT_EQ(s.outputs.at(0).dims, std::vector<std::string>{"4"});
+  EXPECT_EQ(s.outputs.at(0).dtype, "same:x0");
+  EXPECT_EQ(s.float_dtypes(), std::vector<DType>{DType::Float32});
+  ASSERT_TRUE(s.tolerance.count(DType::Float32));
+  EXPECT_EQ(s.tolerance.at(DType::Float32).mode, "module-envelope");
+  EXPECT_FALSE(s.tolerance.count(DType::Int64));
+  EXPECT_EQ(s.forbidden_ops, std::vector<std::string>{"aten::gather"});
+  EXPECT_FALSE(is_module_schema(OpSchema{}));
+}
+
+// The envelope: 16x the framework's worst relative error, at least the float32 floor; elements
+// where the framework overflowed are unjudged; the judge applies it through the schema tolerance.
+TEST(ModuleOracle, EnvelopeScalesWithTheFrameworksOwnError) {
+  const OpSchema s = module_schema(two_inputs(), "m.py", "module:7");
+  const Tolerance& tol = s.tolerance.at(DType::Float32);
+  const at::Tensor ref = at::tensor({1.0, 2.0, -3.0, 4.0}, at::kDouble);
+  const int64_t K = 100;
+  const double u32 = num::limits(DType::Float32).unit_roundoff;
+  const double floor_rel = kFloorC * u32 * std::sqrt(double(K));
+
+  // The framework exact: the floor alone.
+  OracleResult exact = module_envelope({ref}, {ref.to(at::kFloat)}, DType::Float32, K);
+  ASSERT_TRUE(exact.ok());
+  const double m = 2.5;  // mean |ref|
+  const double want0 = floor_rel * (1.0 + m);
+  EXPECT_NEAR(allowed_error(DType::Float32, tol, 1.0, exact.scales[0][0].item<double>(), 1),
+              want0 + kEnvelopeUlps * num::ulp_at(DType::Float32, 1.0), want0 * 1e-9);
+
+  // The framework off by 1e-5 relative at one element: 16x that everywhere.
+  at::Tensor lib = ref.clone();
+  lib[1] = 2.0 + 1e-5 * (2.0 + m);
+  OracleResult loose = module_envelope({ref}, {lib.to(at::kDouble)}, DType::Float32, K);
+  const double rel = kEnvelopeFactor * 1e-5;
+  EXPECT_GT(rel, floor_rel);
+  EXPECT_NEAR(loose.scales[0][3].item<double>() * u32, rel * (4.0 + m), rel * (4.0 + m) * 1e-6);
+
+  // A candidate 10x the framework's error passes, 100x fails.
+  at::Tensor out = ref.clone();
+  out[2] = -3.0 - 10 * 1e-5 * (3.0 + m);
+  EXPECT_TRUE(judge_output("y", out, loose.outputs[0], loose.scales[0], DType::Float64, tol, 1).pass);
+  out[2] = -3.0 - 100 * 1e-5 * (3.0 + m);
+  EXPECT_FALSE(judge_output("y", out, loose.outputs[0], loose.scales[0], DType::Float64, tol, 1).pass);
+
+  // The framework non-finite where the reference is finite: that element is unjudged, even NaN,
+  // and it does not widen the others' tolerance.
+  lib = ref.clone();
+  lib[0] = INFINITY;
+  OracleResult amb = module_envelope({ref}, {lib}, DType::Float32, K);
+  EXPECT_TRUE(std::isinf(amb.scales[0][0].item<double>()));
+  EXPECT_NEAR(amb.scales[0][1].item<double>() * u32, floor_rel * (2.0 + m), 1e-12);
+  out = ref.clone();
+  out[0] = NAN;
+  const Judgement j = judge_output("y", out, amb.outputs[0], amb.scales[0], DType::Float64, tol, 1);
+  EXPECT_TRUE(j.pass) << j.message;
+  EXPECT_EQ(j.unjudged, 1);
+
+  // Where the reference itself is NaN the candidate must be NaN too.
+  at::Tensor nan_ref = ref.clone();
+  nan_ref[3] = NAN;
+  OracleResult with_nan = module_envelope({nan_ref}, {nan_ref}, DType::Float32, K);
+  out = ref.clone();
+  EXPECT_FALSE(judge_output("y", out, with_nan.outputs[0], with_nan.scales[0], DType::Float64, tol, 1).pass);
+}
+
+TEST(ModuleOracle, UnknownIdsAreOracleErrorsNotCrashes) {
+  EXPECT_TRUE(is_module_oracle_id("module:99"));
+  EXPECT_FALSE(is_module_oracle_id("softmax"));
+  const OracleResult r = run_oracle("module:99", {at::ones({2})}, {});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("no live module reference"), std::string::npos) << r.error;
+}
+
+}  // namespace
