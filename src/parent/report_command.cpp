@@ -51,6 +51,7 @@ std::optional<nlohmann::json> load_kernel_reports(const std::string& input, std:
     if (!why.empty()) return (*error = why.find(input) == std::string::npos ? input + ": " + why : why, std::nullopt);
     return records;
   }
+  in.clear();  // a file shorter than the header hit EOF above
   in.seekg(0);
   std::stringstream text;
   text << in.rdbuf();
