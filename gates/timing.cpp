@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -282,6 +283,11 @@ class TimingGate : public Gate {
     GateVerdict v;
     v.name = name();
     v.cases = int(sets.size());
+    // Where the gate's time goes (evidence "host_seconds"): only "clock" holds the device alone.
+    using SteadyClock = std::chrono::steady_clock;
+    auto since = [](SteadyClock::time_point t) { return std::chrono::duration<double>(SteadyClock::now() - t).count(); };
+    SteadyClock::time_point phase = SteadyClock::now();
+    double prepare_s = 0, child_s = 0, clock_s = 0, judge_s = 0;
     // Inputs and the fp64 oracle of every set (the untimed outputs are judged against it).
     std::vector<CaseRun> runs(sets.size());
     wire::TimeRequest req;
@@ -309,11 +315,15 @@ class TimingGate : public Gate {
     req.threads = cores;
     wire::LoadRequest load;
     load.intra_op_threads = cores;
+    prepare_s = since(phase);
+    phase = SteadyClock::now();
     std::unique_ptr<WorkerSession> session = open_session_with(ctx, name(), &v, load);
     if (!session) return v;
+    child_s = since(phase);
     // Only the timed loop and the peak measurement need the device alone (ClockSection); inputs,
     // oracles, the child's start and the judging below run beside other work.
     ClockSection clock(ctx);
+    phase = SteadyClock::now();
     std::string payload, why;
     Outcome o = session->exchange(wire::FrameType::Time, wire::encode(req), wire::FrameType::TimeReply, &payload);
     wire::TimeReply rep;
@@ -336,6 +346,22 @@ class TimingGate : public Gate {
       v.replay = write_replay(ctx, name(), runs[0], v);
       return v;
     }
+    // Device peaks: measured once per device, cached.
+    const std::string device_name = cuda ? rep.device : cpu_model() + " x" + std::to_string(cores) + " thread";
+    wire::DevicePeaks peaks;
+    const std::string key = cache_key((cuda ? "cuda-" : "cpu-") + device_name);
+    if (!load_peaks(key, &peaks)) {
+      std::string pp;
+      Outcome po = session->exchange(wire::FrameType::Peaks, "", wire::FrameType::PeaksReply, &pp);
+      if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0) {
+        if (!cuda) peaks.device = device_name;
+        store_peaks(key, peaks);
+      }
+    }
+    clock_s = since(phase);
+    clock.leave();
+    session->finish();
+    phase = SteadyClock::now();
     // The untimed outputs must be right (judged as the accuracy gate judges) ...
     for (size_t s = 0; s < sets.size() && s < rep.verified.size(); ++s) {
       std::string bad = judge_all(ctx, runs[s], rep.verified[s]);
@@ -353,20 +379,6 @@ class TimingGate : public Gate {
       std::string bad = judge_all(ctx, runs[s], rep.mismatch_outputs);
       if (!bad.empty()) return fail(ctx, runs[s], rep.mismatch_outputs, what + ": " + bad);
     }
-    // Device peaks: measured once per device, cached.
-    const std::string device_name = cuda ? rep.device : cpu_model() + " x" + std::to_string(cores) + " thread";
-    wire::DevicePeaks peaks;
-    const std::string key = cache_key((cuda ? "cuda-" : "cpu-") + device_name);
-    if (!load_peaks(key, &peaks)) {
-      std::string pp;
-      Outcome po = session->exchange(wire::FrameType::Peaks, "", wire::FrameType::PeaksReply, &pp);
-      if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0) {
-        if (!cuda) peaks.device = device_name;
-        store_peaks(key, peaks);
-      }
-    }
-    clock.leave();
-    session->finish();
 
     const timing::Summary cand = timing::summarize(rep.candidate_ms);
     const timing::Summary base = timing::summarize(rep.baseline_ms);
@@ -395,6 +407,10 @@ class TimingGate : public Gate {
                             {"matmul_flops", matmul_peak(peaks, dtype)},
                             {"how", peaks.how}}},
                  {"roofline", {{"seconds", roof.seconds}, {"bound", roof.bound}, {"utilization", utilization}}}};
+    // prepare: inputs and oracles; child: start and load; clock: the exchange that has the device
+    // to itself (sending the sets, untimed and timed calls, peaks when not cached); judge: after.
+    judge_s = since(phase);
+    (*evidence)["host_seconds"] = {{"prepare", prepare_s}, {"child", child_s}, {"clock", clock_s}, {"judge", judge_s}};
     if (!rep.baseline_ms.empty()) {
       (*evidence)["baseline"] = summary_json(base);
       (*evidence)["baseline"]["name"] = "ATen " + ctx.schema.name;

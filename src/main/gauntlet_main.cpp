@@ -11,6 +11,7 @@
 #include "gauntlet/junit.h"
 #include "gauntlet/audit.h"
 #include "gauntlet/kernelbench.h"
+#include "crash_report.h"
 #include "gauntlet/oracle.h"
 #include "gauntlet/replay.h"
 #include "gauntlet/report_command.h"
@@ -241,6 +242,7 @@ void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  install_crash_report();
   CLI::App app{"gauntlet: adversarial correctness verifier and fuzzer for GPU kernels"};
   app.set_version_flag("--version", std::string("gauntlet ") + GAUNTLET_VERSION_STRING);
   app.require_subcommand(1);

@@ -138,23 +138,34 @@ if [ "${GPU_SELFTEST:-0}" = 1 ]; then
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, several
 # `gauntlet verify` processes at once (GPU_TP_KERNELS, default 4) each with GPU_TP_JOBS gate
-# processes (default 4): the whole CUDA corpus once, then the controls under GPU_TP_SEEDS seeds
-# (the pass path, where timing runs). Kernels per hour and where the time went: throughput*.md.
+# processes (default 4), in two phases: every kernel's twelve gates, then timing for those that
+# passed (their timed loops take turns on the GPU through verify's clock lock, with no other
+# kernel's gates running there). The whole CUDA corpus once, then the controls under GPU_TP_SEEDS
+# seeds (the pass path, where timing runs). Kernels per hour and where the time went: throughput*.md.
+TWELVE=contract,accuracy,special-values,subnormals,shapes,layouts,determinism,statelessness,accumulation,memory,gradients,provenance
 tp_batch() {  # label, seed list, manifests...
   local label=$1 seeds=$2; shift 2
-  local dir="$OUT/throughput-$label"; mkdir -p "$dir"
+  local dir="$OUT/throughput-$label"; mkdir -p "$dir/correctness" "$dir/timing"
+  : > "$dir/passed.txt"
   local t0; t0=$(date +%s.%N)
+  # sh -c's $0 gauntlet, $1 jobs, $2 folder, $3 gates, then xargs' "seed manifest" as $4 $5.
   for seed in $seeds; do for m in "$@"; do echo "$seed $m"; done; done |
-    xargs -P "${GPU_TP_KERNELS:-4}" -L 1 sh -c '"$0" verify "$4" --seed "$3" --jobs "$1" --quiet \
-      --json "$2/$(echo "$4" | tr / _)-$3.json" > /dev/null 2>&1; true' \
-      "$BUILD_DIR"/gauntlet "${GPU_TP_JOBS:-4}" "$dir" 2>/dev/null
+    xargs -P "${GPU_TP_KERNELS:-4}" -L 1 sh -c '"$0" verify "$5" --seed "$4" --jobs "$1" --gates "$3" --quiet \
+      --json "$2/correctness/$(echo "$5" | tr / _)-$4.json" > /dev/null 2>&1 && echo "$4 $5" >> "$2/passed.txt"; true' \
+      "$BUILD_DIR"/gauntlet "${GPU_TP_JOBS:-4}" "$dir" "$TWELVE"
+  local t1; t1=$(date +%s.%N)
+  xargs -P "${GPU_TP_KERNELS:-4}" -L 1 sh -c '"$0" verify "$5" --seed "$4" --jobs "$1" --gates "$3" --quiet \
+      --json "$2/timing/$(echo "$5" | tr / _)-$4.json" > /dev/null 2>&1; true' \
+      "$BUILD_DIR"/gauntlet 1 "$dir" timing < "$dir/passed.txt"
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
-  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" > "$OUT/throughput-$label.md" 2>&1
-  head -3 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
+  local p2; p2=$(python3 -c "import time; print(round(time.time() - $t1, 1))")
+  { python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label"
+    echo "timing phase: $(wc -l < "$dir/passed.txt") kernels in $p2 s"; } > "$OUT/throughput-$label.md" 2>&1
+  head -2 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
+  tail -1 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
 }
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   stamp "throughput: corpus"
-  # sh -c's $0 gauntlet, $1 jobs, $2 folder, then xargs' "seed manifest" as $3 $4.
   tp_batch corpus "1" $(ls corpus/controls_cuda/*.json corpus/bugs_cuda/*/*.json)
   stamp "throughput: controls x seeds"
   tp_batch controls "${GPU_TP_SEEDS:-1 2 3}" $(ls corpus/controls_cuda/*.json)
@@ -163,7 +174,7 @@ fi
 # GPU_DOBENCH_REPORT: the selftest JSON or folder of verify JSONs to compare (default: this run's
 # throughput controls, else its first selftest).
 default_report=$OUT/selftest-cuda-1.json
-[ "${GPU_THROUGHPUT:-0}" = 1 ] && default_report=$OUT/throughput-controls
+[ "${GPU_THROUGHPUT:-0}" = 1 ] && default_report=$OUT/throughput-controls/timing
 DOBENCH_REPORT=${GPU_DOBENCH_REPORT:-$default_report}
 if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -e "$DOBENCH_REPORT" ]; then
   stamp "timing vs do_bench ($DOBENCH_REPORT)"

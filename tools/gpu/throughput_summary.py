@@ -15,7 +15,7 @@ def main():
     folder, wall = sys.argv[1], float(sys.argv[2])
     label = sys.argv[3] if len(sys.argv) > 3 else os.path.basename(folder)
     reports = []
-    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
         try:
             with open(path) as f:
                 reports.append(json.load(f))
@@ -34,13 +34,21 @@ def main():
             for k in parts:
                 parts[k] += g.get("evidence", {}).get("time", {}).get(k, 0)
     per_kernel = [r.get("seconds", 0.0) for r in reports]
-    print(f"## {label}: {len(reports)} kernel runs in {wall:.1f} s wall = {len(reports) / wall * 3600:.0f} kernels/hour")
+    # Two-phase runs (run-on-h200.sh): a kernel is one correctness report (timing is its second).
+    runs = len(glob.glob(os.path.join(folder, "correctness", "*.json"))) or len(reports)
+    print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
     print(f"verdicts: {verdicts}; per-kernel wall median {statistics.median(per_kernel):.2f} s "
           f"(min {min(per_kernel):.2f}, max {max(per_kernel):.2f})")
     print("| gate | runs | median s | max s | sum s |")
     print("| --- | --- | --- | --- | --- |")
     for name, secs in gate_seconds.items():
         print(f"| {name} | {len(secs)} | {statistics.median(secs):.2f} | {max(secs):.2f} | {sum(secs):.1f} |")
+    clock = [d.get("host_seconds", {}) for r in reports for g in r.get("gates", []) if g["name"] == "timing"
+             for d in g.get("evidence", {}).get("dtypes", [])]
+    if clock:
+        for k in ("prepare", "child", "clock", "judge"):
+            vals = [c.get(k, 0.0) for c in clock]
+            print(f"timing {k}: median {statistics.median(vals):.3f} s, sum {sum(vals):.1f} s")
     print(f"children {parts['children']}, summed: spawn {parts['spawn_seconds']:.1f} s, inputs+oracle "
           f"{parts['oracle_seconds']:.1f} s, inside kernels {parts['kernel_seconds']:.1f} s, worker round trips "
           f"{parts['worker_round_trip_seconds']:.1f} s")
