@@ -242,6 +242,7 @@ class SecondProcess {
 class DeterminismGate : public Gate {
  public:
   std::string name() const override { return kGate; }
+  bool uses_rapidcheck() const override { return true; }
 
   GateVerdict run(GateContext& ctx) override {
     SessionHolder first(ctx, kGate);

@@ -183,6 +183,7 @@ std::string layouts_text(const Case& c) {
 class LayoutsGate : public Gate {
  public:
   std::string name() const override { return kGate; }
+  bool uses_rapidcheck() const override { return true; }
 
   GateVerdict run(GateContext& ctx) override {
     SessionHolder holder(ctx, kGate);

@@ -287,6 +287,7 @@ bool fit(const CaseSpace& space, const Budget& budget, Spot* s, Case* c, std::st
 class ShapesGate : public Gate {
  public:
   std::string name() const override { return "shapes"; }
+  bool uses_rapidcheck() const override { return true; }
 
   GateVerdict run(GateContext& ctx) override {
     if (is_module_schema(ctx.schema)) {

@@ -305,6 +305,7 @@ namespace {
 class SpecialValuesGate : public Gate {
  public:
   std::string name() const override { return "special-values"; }
+  bool uses_rapidcheck() const override { return true; }
 
   GateVerdict run(GateContext& ctx) override {
     SessionHolder holder(ctx, name());

@@ -73,6 +73,10 @@ class Gate {
   virtual ~Gate() = default;
   virtual std::string name() const = 0;
   virtual GateVerdict run(GateContext& ctx) = 0;
+  // Draws its cases through RapidCheck (run_property). RapidCheck keeps its generation state in
+  // process-wide statics, so such gates run one at a time (rapidcheck_mutex); verify takes the
+  // lock before a gate slot, so a gate waiting for it does not hold a slot idle.
+  virtual bool uses_rapidcheck() const { return false; }
   // Re-checks one stored case (replay). Gates without per-case checks return harness-error.
   virtual GateVerdict check_one(GateContext& ctx, const Case& c);
 };

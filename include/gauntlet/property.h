@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct PropertyOutcome {
 // draws and the last failing case seen is the smallest. Harness errors stop the search without
 // shrinking. At most `max_shrink_steps` evaluations are spent shrinking. The seed derives from the
 // context (master seed, kernel hash, gate), so the same run finds the same case.
+// Held while RapidCheck runs (run_property takes it too): its generation state is process-wide.
+std::recursive_mutex& rapidcheck_mutex();
+
 PropertyOutcome run_property(GateContext& ctx, const std::string& gate, int max_cases,
                              const std::function<Case()>& pick,
                              const std::function<GateVerdict(const Case&)>& check,

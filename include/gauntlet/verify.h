@@ -48,6 +48,9 @@ struct VerifyOptions {
   // Gate processes of this kernel run at once (--jobs); timing always runs last and alone. 1:
   // one after another. Verdicts do not depend on it (every gate's cases come from its own seed).
   int jobs = 1;
+  // The same for a CUDA kernel's gates, which share its GPU (--gpu-jobs; 1, the SPEC's one
+  // sandbox per GPU at a time, unless asked).
+  int gpu_jobs = 1;
   // Shared slots when several kernels are verified at once; null: this kernel's own `jobs` slots.
   GateSlots* slots = nullptr;
   // Resuming (audit): gates whose verdicts are already stored; they are not run again.

@@ -34,7 +34,7 @@ struct VerifyFlags {
   std::string junit_path;
   std::vector<std::string> attrs;
   uint64_t seed = 0;
-  int timeout = 60, budget = 1, gpu = 0, jobs = 0;
+  int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 1;
   bool seed_given = false, no_zygote = false, quiet = false;
 };
 
@@ -128,6 +128,7 @@ int run_verify(const VerifyFlags& f) {
   opts.replay_dir = f.replay_dir;
   opts.progress = !f.quiet;
   opts.jobs = gate_jobs(f.jobs);
+  opts.gpu_jobs = f.gpu_jobs;
   Launcher launcher(sopts);
   auto report = verify_kernel(*manifest, opts, launcher, &error);
   if (!report) return fail_usage(error);
@@ -259,6 +260,8 @@ int main(int argc, char** argv) {
   verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
   verify->add_option("--jobs,-j", vf.jobs, "gate processes at once (default: one per CPU, at most 12; timing always runs alone)")
       ->check(CLI::Range(1, 256));
+  verify->add_option("--gpu-jobs", vf.gpu_jobs, "gate processes sharing the GPU for a CUDA kernel (default 1: one sandbox per GPU at a time)")
+      ->check(CLI::Range(1, 64));
 
   VerifyFlags kf;
   CLI::App* kb = app.add_subcommand("kbcheck", "the KernelBench-style check (5 U[0,1) trials, one shape, allclose 1e-2), for comparison");
@@ -276,6 +279,7 @@ int main(int argc, char** argv) {
   selftest->add_option("--memory-limit", sf.memory, "host memory per gate process (default 4G)");
   selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
   selftest->add_option("--jobs,-j", sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
+  selftest->add_option("--gpu-jobs", sf.gpu_jobs, "gate processes sharing the GPU for a CUDA kernel (default 1)")->check(CLI::Range(1, 64));
 
   AuditOptions ao;
   ao.verify.seed = 1;  // fixed, so that a rerun (and every shard) continues the same audit
@@ -348,6 +352,7 @@ int main(int argc, char** argv) {
       if (!error.empty()) return fail_usage(error);
       Launcher launcher(sopts);
       st.verify.jobs = gate_jobs(sf.jobs);
+      st.verify.gpu_jobs = sf.gpu_jobs;
       return run_selftest(st, launcher, stdout);
     }
     if (audit->parsed()) return run_audit_command(ao, af);

@@ -17,6 +17,7 @@
 #include <torch/version.h>
 
 #include "gauntlet/module_oracle.h"
+#include "gauntlet/property.h"
 #include "gauntlet/version.h"
 
 namespace gauntlet {
@@ -200,7 +201,9 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   const std::vector<std::string> names = options.gates.empty() ? gate_names() : options.gates;
   std::vector<GateVerdict> verdicts(names.size());
   std::vector<bool> ran(names.size(), false);
-  GateSlots own_slots(std::max(1, options.jobs));
+  // A GPU's gates share it only when asked (--gpu-jobs): CUDA contexts of several processes
+  // time-slice the GPU, and on the H200 16 of them made each gate 20-50x slower (docs/gpu.md).
+  GateSlots own_slots(std::max(1, manifest.device == "cuda" ? options.gpu_jobs : options.jobs));
   GateSlots& slots = options.slots ? *options.slots : own_slots;
   std::mutex report_mu;  // progress lines, on_gate, sandbox_note
 
@@ -224,16 +227,19 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
     } else {
       GateContext::Timing time;
       std::string note;
+      std::unique_ptr<Gate> gate = make_gate(name);
       auto run_gate = [&] {
         std::unique_lock<std::mutex> lock(report_mu);
         GateContext ctx = base;
         lock.unlock();
         ctx.earlier_failures = earlier_failures;
-        GateVerdict r = make_gate(name)->run(ctx);
+        GateVerdict r = gate->run(ctx);
         time = ctx.timing;
         note = ctx.sandbox_note;
         return r;
       };
+      std::unique_lock<std::recursive_mutex> rapidcheck_lock;
+      if (gate->uses_rapidcheck()) rapidcheck_lock = std::unique_lock<std::recursive_mutex>(rapidcheck_mutex());
       exclusive ? slots.acquire_all() : slots.acquire();
       v = run_gate();
       // A timeout or an out-of-memory among gates sharing the machine may be the neighbours'

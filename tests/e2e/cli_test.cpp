@@ -69,13 +69,22 @@ TEST(Cli, PlantedBugFailsWithAReplayFileAndItsCommand) {
   EXPECT_EQ(rj["inputs_sha256"].get<std::string>().size(), 64u);
 }
 
-TEST(Cli, SameSeedSameVerdictsAndEvidence) {
+// One after another or in parallel (--jobs): the same seed gives the same verdicts and evidence.
+TEST(Cli, SameSeedSameVerdictsAndEvidenceWhateverTheJobs) {
   std::string dir = temp_dir();
-  auto a = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "99", "--json", dir + "/a.json", "--quiet"});
-  auto b = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "99", "--json", dir + "/b.json", "--quiet"});
+  auto a = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "99", "--json", dir + "/a.json",
+                         "--quiet", "--jobs", "1"});
+  auto b = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--seed", "99", "--json", dir + "/b.json",
+                         "--quiet", "--jobs", "4"});
+  EXPECT_EQ(a.exit_code, 1) << a.err;
+  EXPECT_EQ(b.exit_code, 1) << b.err;
   auto ja = nlohmann::json::parse(read_file(dir + "/a.json")), jb = nlohmann::json::parse(read_file(dir + "/b.json"));
+  ASSERT_EQ(ja["gates"].size(), 13u);
+  ASSERT_EQ(jb["gates"].size(), 13u);
   for (size_t i = 0; i < ja["gates"].size(); ++i) {
+    EXPECT_EQ(ja["gates"][i]["name"], jb["gates"][i]["name"]);
     EXPECT_EQ(ja["gates"][i]["status"], jb["gates"][i]["status"]);
+    EXPECT_EQ(ja["gates"][i]["category"], jb["gates"][i]["category"]);
     EXPECT_EQ(ja["gates"][i]["message"], jb["gates"][i]["message"]);
   }
 }

@@ -1,6 +1,8 @@
 // Tests of the RapidCheck-driven search: failures are found and shrunk to the smallest failing case.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "gauntlet/property.h"
 
 using namespace gauntlet;
@@ -92,3 +94,27 @@ TEST(Property, HarnessErrorsAreNotShrunk) {
 }
 
 }  // namespace
+
+// verify runs a kernel's gates in threads; RapidCheck keeps its generation state in process-wide
+// statics, so concurrent searches must be serialized (without the lock this crashed on the H200).
+TEST(Property, ConcurrentSearchesFromThreadsEachFindTheirShrunkCase) {
+  constexpr int kThreads = 6;
+  std::vector<PropertyOutcome> outcomes(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&outcomes, t] {
+      Fixture f;
+      const int64_t threshold = 10 + t;  // each thread its own planted failure
+      auto check = [&](const Case& c) {
+        GateVerdict v;
+        if (c.tensors[0].shape.back() >= threshold) v.status = Status::Fail;
+        return v;
+      };
+      outcomes[size_t(t)] = run_property(f.ctx, "test", 200, [&] { return pick_case(f); }, check);
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(outcomes[size_t(t)].failed) << "thread " << t;
+    EXPECT_EQ(outcomes[size_t(t)].smallest.tensors[0].shape.back(), 10 + t) << "thread " << t;
+  }
+}
