@@ -1,17 +1,23 @@
 // gauntlet audit: a corpus's kernels verified in parallel lanes, each gate stored as it finishes.
 #include "gauntlet/audit.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <set>
-#include <thread>
 #include <tuple>
 
+#include "audit_lane.h"
 #include "audit_progress.h"
 #include "gauntlet/results_db.h"
 #include "gauntlet/version.h"
@@ -43,18 +49,6 @@ struct Overhead {
 
 bool complete(const KernelRecord& r) { return r.report.is_object() || !r.entry_error.empty(); }
 
-struct Work {
-  CorpusEntry entry;
-  KernelKey key;
-  std::map<std::string, GateVerdict> known;
-};
-
-// The kernels one kind of lane takes, in corpus order, one at a time per lane.
-struct Queue {
-  std::vector<Work> items;
-  std::atomic<size_t> next{0};
-};
-
 }  // namespace
 
 int run_audit(const AuditOptions& o, std::FILE* out) {
@@ -83,7 +77,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   info.shard = std::to_string(o.shard.index) + "/" + std::to_string(o.shard.count);
   info.cuda_skip_reason = no_cuda;
   std::set<KeyTuple> mine;  // the kernels of this shard, for the summary and --json
-  Queue cpu, gpu;
+  std::vector<AuditWork> cpu, gpu;  // the kernels to verify, in corpus order
   int gates_to_run = 0;
   for (CorpusEntry& e : *entries) {
     if (shard_of(e.kernel_hash, o.shard.count) != o.shard.index) continue;
@@ -111,74 +105,109 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
       ++info.cuda_skipped;
       continue;
     }
-    Work w{std::move(e), key, db->gates(key, &error)};
+    AuditWork w{std::move(e), key, db->gates(key, &error)};
     if (!error.empty()) return fail(error);
     for (const std::string& n : names) gates_to_run += !w.known.count(n);
-    (w.entry.manifest->device == "cuda" ? gpu : cpu).items.push_back(std::move(w));
+    (w.entry.manifest->device == "cuda" ? gpu : cpu).push_back(std::move(w));
   }
 
   setup.reset();
-  AuditProgress progress(int(cpu.items.size() + gpu.items.size()), gates_to_run, isatty(2) == 1, o.progress_seconds, stderr);
-  std::mutex failure_mu;
-  std::string db_failure;  // the first write that failed: the audit stops taking kernels
-  std::atomic<bool> stop{false};
-  auto db_failed = [&](const std::string& e) {
-    std::lock_guard<std::mutex> lock(failure_mu);
-    if (db_failure.empty()) db_failure = e;
-    stop = true;
-  };
-  GateSlots cpu_slots(jobs);
+  db.reset();  // each lane opens its own connection; one must not cross fork()
 
-  // A lane: one launcher (its own zygote, its own Python-module mode) verifying one kernel at a time.
-  auto lane = [&](Queue& q, SandboxOptions sopts, GateSlots* slots) {
-    Launcher launcher(sopts);
-    for (size_t i; !stop && (i = q.next++) < q.items.size();) {
-      Work& w = q.items[i];
-      const KernelManifest& m = *w.entry.manifest;
-      KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, ""};
-      std::string err;
-      {
-        Overhead::Scope timed{overhead};
-        if (!db->put_kernel(w.key, rec, &err)) return db_failed(err);  // in progress: entry, op, device
-      }
-      VerifyOptions vo = o.verify;
-      vo.progress = false;
-      vo.known = w.known;
-      vo.slots = slots;
-      vo.jobs = slots ? slots->total() : 1;
-      vo.on_gate = [&](const GateVerdict& v) {
-        Overhead::Scope timed{overhead};
-        std::string e;
-        if (!db->put_gate(w.key, v, &e)) db_failed(e);
-        progress.gate_done(v);
-      };
-      auto report = verify_kernel(m, vo, launcher, &err);
-      if (!report) {  // a manifest verify refuses (unknown op, dtype outside the schema): a bad entry
-        rec.verdict = "error";
-        rec.entry_error = err;
-      }
-      Overhead::Scope timed{overhead};
-      if (report) {
-        rec.verdict = report->verdict;
-        rec.report = report_to_json(*report);
-      }
-      if (!db->put_kernel(w.key, rec, &err)) return db_failed(err);
-      progress.kernel_done(rec.verdict);
+  // Lane processes (audit_lane.cpp says why not threads), taking kernels from shared counters.
+  auto* next = static_cast<std::atomic<size_t>*>(
+      mmap(nullptr, 2 * sizeof(std::atomic<size_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (next == MAP_FAILED) return fail(std::string("cannot map shared memory: ") + strerror(errno));
+  new (&next[0]) std::atomic<size_t>(0);
+  new (&next[1]) std::atomic<size_t>(0);
+  // Host locks (audit_lane.h): one for the CPU lanes, one per GPU shared by that GPU's lanes; two
+  // files each, which every lane opens itself (a flock belongs to an open file, not to a process).
+  std::vector<std::string> lock_files;
+  auto lock_pair = [&](std::string* lock, std::string* turnstile) {
+    for (std::string* p : {lock, turnstile}) {
+      *p = "/tmp/gauntlet-audit-lock-XXXXXX";
+      const int fd = mkstemp(p->data());
+      if (fd < 0) return false;
+      close(fd);
+      lock_files.push_back(*p);
     }
+    return true;
   };
-  std::vector<std::thread> lanes;
-  const size_t cpu_lanes = std::min<size_t>(size_t(jobs), cpu.items.size());
-  for (size_t l = 0; l < cpu_lanes; ++l)
-    lanes.emplace_back(lane, std::ref(cpu), o.sandbox, jobs > 1 ? &cpu_slots : nullptr);
-  // One lane per GPU, one gate process at a time on it.
-  for (size_t l = 0; l < gpus.size() && l < gpu.items.size(); ++l) {
-    SandboxOptions s = o.sandbox;
-    s.gpu_index = gpus[l];
-    lanes.emplace_back(lane, std::ref(gpu), s, nullptr);
+  int progress_pipe[2];
+  if (pipe2(progress_pipe, O_CLOEXEC) != 0) return fail(std::string("cannot create a pipe: ") + strerror(errno));
+  std::vector<LaneConfig> lanes;
+  LaneConfig base;
+  base.options = &o;
+  base.gates = names;
+  base.progress_fd = progress_pipe[1];
+  base.sandbox = o.sandbox;
+  // CPU lanes: --jobs of them; correctness gates side by side, a measuring timing gate alone.
+  base.work = &cpu;
+  base.next = &next[0];
+  base.host_lock = jobs > 1;
+  if (base.host_lock && !lock_pair(&base.lock_path, &base.turnstile_path))
+    return fail("cannot create a lock file in /tmp: " + std::string(strerror(errno)));
+  for (size_t l = 0; l < std::min<size_t>(size_t(jobs), cpu.size()); ++l) lanes.push_back(base);
+  // GPU lanes: one per GPU, one gate process at a time on it (the timing gate serializes its own
+  // timed loop per GPU), beside the CPU lanes.
+  for (size_t g = 0; g < gpus.size() && g < gpu.size(); ++g) {
+    LaneConfig c = base;
+    c.work = &gpu;
+    c.next = &next[1];
+    c.sandbox.gpu_index = gpus[g];
+    c.host_lock = false;
+    lanes.push_back(c);
   }
-  for (std::thread& t : lanes) t.join();
-  progress.stop();
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  for (const LaneConfig& c : lanes) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(progress_pipe[0]);
+      _exit(run_lane(c));  // _exit: the parent's buffers and destructors are not the lane's to run
+    }
+    if (pid < 0) std::fprintf(stderr, "gauntlet: cannot start an audit lane: %s\n", strerror(errno));
+    else pids.push_back(pid);
+  }
+  close(progress_pipe[1]);
 
+  // The lanes report each gate and kernel on the pipe; the parent only draws the progress.
+  int lane_failures = 0, db_failures = 0;
+  {
+    AuditProgress progress(int(cpu.size() + gpu.size()), gates_to_run, isatty(2) == 1, o.progress_seconds, stderr);
+    std::string buf;
+    char chunk[4096];
+    for (ssize_t n; (n = read(progress_pipe[0], chunk, sizeof chunk)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      buf.append(chunk, size_t(n));
+      for (size_t nl; (nl = buf.find('\n')) != std::string::npos; buf.erase(0, nl + 1)) {
+        const std::string line = buf.substr(0, nl), arg = line.size() > 2 ? line.substr(2) : "";
+        if (line[0] == 'g') {
+          GateVerdict v;
+          v.status = arg == "pass" ? Status::Pass : arg == "skip" ? Status::Skip : Status::Fail;
+          progress.gate_done(v);
+        } else if (line[0] == 'k') {
+          progress.kernel_done(arg);
+        } else if (line[0] == 'o') {
+          overhead.ns += std::strtoll(arg.c_str(), nullptr, 10);
+        }
+      }
+    }
+    close(progress_pipe[0]);
+    for (pid_t pid : pids) {
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 3) ++db_failures;
+      else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++lane_failures;
+    }
+  }
+  munmap(next, 2 * sizeof(std::atomic<size_t>));
+  for (const std::string& f : lock_files) unlink(f.c_str());
+  db = ResultsDb::open(o.db_path, &error);
+  if (!db) return fail(error);
   setup.emplace(overhead);
   nlohmann::json records = nlohmann::json::array();
   for (const nlohmann::json& r : db->reports(&error)) {
@@ -196,10 +225,11 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   }
   setup.reset();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  info.kernels_verified = int(cpu.items.size() + gpu.items.size());
+  info.kernels_verified = int(cpu.size() + gpu.size());
   info.overhead_seconds = double(overhead.ns.load()) * 1e-9;
   print_audit_summary(records, info, out);
-  if (!db_failure.empty()) return fail("results database: " + db_failure + " (the audit stopped; rerun to continue)");
+  if (db_failures) return fail("the results database failed (see above); the audit stopped, rerun to continue");
+  if (lane_failures) return fail("an audit lane stopped on a harness error (see above); its kernel is incomplete, rerun to retry");
   for (const nlohmann::json& r : records)
     if (r.value("verdict", "") != "pass") return 1;
   return 0;
