@@ -1,6 +1,7 @@
 // The HTML audit report (`gauntlet report DB -o report.html`): one self-contained file, no network.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,11 @@ struct HtmlReportOptions {
 // script that draws the plots as SVG, and the per-kernel table rendered here (so it reads without
 // script). Every string from a record is escaped. Records that are not objects are ignored.
 std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOptions& options);
+
+// A kernel's timing figures, one per timed dtype, from a passing timing gate's evidence
+// (evidence.dtypes[].speedup and .roofline.utilization; positive, finite values only). A failing
+// timing gate adds nothing: its figures are the implausible ones.
+void timing_figures(const nlohmann::json& kernel, std::vector<double>* speedups, std::vector<double>* utilizations);
 
 // report_summary's histograms, exposed for tests: the bin a value falls in.
 int speedup_bin(double speedup);         // 0 .. kSpeedupBins-1, log2-spaced around 1x

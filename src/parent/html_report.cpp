@@ -13,11 +13,6 @@ namespace gauntlet {
 
 namespace {
 
-std::string str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::string h(const std::string& s) { return xml_escape(s); }
 
 // JSON inside <script>: a "</script>" (or "<!--") in any string would end the element early, so
@@ -43,20 +38,12 @@ std::string fmt(const char* f, double v) {
 
 // The geometric-mean speedup over a kernel's timed dtypes, "" when the timing gate did not pass.
 std::string kernel_speedup(const nlohmann::json& k) {
-  auto gates = k.find("gates");
-  if (gates == k.end() || !gates->is_array()) return "";
-  for (const nlohmann::json& g : *gates) {
-    if (!g.is_object() || str(g, "name") != "timing" || str(g, "status") != "pass") continue;
-    auto ev = g.find("evidence");
-    if (ev == g.end() || !ev->is_object() || !ev->contains("dtypes") || !(*ev)["dtypes"].is_array()) return "";
-    double logs = 0;
-    int n = 0;
-    for (const nlohmann::json& d : (*ev)["dtypes"])
-      if (d.is_object() && d.contains("speedup") && d["speedup"].is_number() && d["speedup"].get<double>() > 0)
-        logs += std::log(d["speedup"].get<double>()), ++n;
-    return n ? fmt("%.2f\u00d7", std::exp(logs / n)) : "";
-  }
-  return "";
+  std::vector<double> speedups, utilizations;
+  timing_figures(k, &speedups, &utilizations);
+  if (speedups.empty()) return "";
+  double logs = 0;
+  for (double x : speedups) logs += std::log(x);
+  return fmt("%.2f\u00d7", std::exp(logs / double(speedups.size())));
 }
 
 // A failing gate: name, status, category, its message (long ones folded), the replay command.
@@ -77,39 +64,40 @@ std::string failing_gate(const std::string& name, const std::string& status, con
 }
 
 std::string kernel_row(const nlohmann::json& k) {
-  std::string verdict = str(k, "verdict");
+  std::string verdict = json_text(k, "verdict");
   if (verdict.empty()) verdict = "incomplete";
-  const std::string label = str(k, "entry").empty() ? str(k, "source") : str(k, "entry");
+  const std::string label = json_text(k, "entry").empty() ? json_text(k, "source") : json_text(k, "entry");
   std::string failures;
-  const std::string entry_error = str(k, "entry_error");
+  const std::string entry_error = json_text(k, "entry_error");
   if (!entry_error.empty()) failures += failing_gate("entry", "error", "", entry_error, "");
   // A kernel that did not build errors in every gate with the same message: one entry with the
   // compiler's output says it once.
   const nlohmann::json build = k.contains("build") && k["build"].is_object() ? k["build"] : nlohmann::json::object();
   const bool build_failed = build.contains("ok") && build["ok"].is_boolean() && !build["ok"].get<bool>();
   if (build_failed) {
-    const std::string log = str(build, "log_head");
-    failures += failing_gate("build", "error", "build-error", str(build, "error") + (log.empty() ? "" : "\n" + log), "");
+    const std::string log = json_text(build, "log_head");
+    failures += failing_gate("build", "error", "build-error", json_text(build, "error") + (log.empty() ? "" : "\n" + log), "");
   }
   int gates = 0;
   if (k.contains("gates") && k["gates"].is_array()) {
     for (const nlohmann::json& g : k["gates"]) {
       if (!g.is_object()) continue;
       ++gates;
-      const std::string status = str(g, "status");
+      const std::string status = json_text(g, "status");
       if (status == "pass" || status == "skip") continue;
-      if (build_failed && str(g, "category") == "build-error") continue;
-      failures += failing_gate(str(g, "name"), status, str(g, "category"), str(g, "message"), str(g, "replay"));
+      if (build_failed && json_text(g, "category") == "build-error") continue;
+      failures += failing_gate(json_text(g, "name"), status, json_text(g, "category"), json_text(g, "message"),
+                               json_text(g, "replay"));
     }
   }
   if (failures.empty())
     failures = verdict == "incomplete" ? "<span class=\"none\">" + std::to_string(gates) + " gates stored so far</span>"
                                        : "<span class=\"none\">none</span>";
-  std::string hash = str(k, "kernel_hash").substr(0, 12);
-  std::string out = "<tr data-verdict=\"" + h(verdict) + "\" data-op=\"" + h(str(k, "op")) + "\">";
+  std::string hash = json_text(k, "kernel_hash").substr(0, 12);
+  std::string out = "<tr data-verdict=\"" + h(verdict) + "\" data-op=\"" + h(json_text(k, "op")) + "\">";
   out += "<td class=\"kernel\">" + h(label) + (hash.empty() ? "" : "<br><small class=\"none\">" + h(hash) + "</small>") +
          "</td>";
-  out += "<td>" + h(str(k, "op")) + "</td>";
+  out += "<td>" + h(json_text(k, "op")) + "</td>";
   out += "<td><span class=\"verdict " + h(verdict) + "\">" + h(verdict) + "</span></td>";
   const std::string speedup = kernel_speedup(k);
   out += "<td>" + (speedup.empty() ? std::string("<span class=\"none\">\u2014</span>") : h(speedup)) + "</td>";

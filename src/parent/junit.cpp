@@ -13,17 +13,6 @@ namespace gauntlet {
 
 namespace {
 
-// Records may come from another tool version or a database row: a missing or mistyped field reads
-// as empty rather than throwing.
-std::string text(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number_unsigned()) return std::to_string(it->get<uint64_t>());
-  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
-  return "";
-}
-
 double number(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
@@ -40,15 +29,15 @@ std::string attr(const std::string& s) { return xml_escape(s, true); }
 // "softmax.softmax_fast": CI viewers split the class name at its last dot into a package (the op)
 // and a class (the kernel's file stem), so each kernel's gates group under its op.
 std::string class_name(const nlohmann::json& k) {
-  std::string source = text(k, "source");
-  if (source.empty()) source = text(k, "entry");
+  std::string source = json_text(k, "source");
+  if (source.empty()) source = json_text(k, "entry");
   const size_t slash = source.find_last_of('/');
   if (slash != std::string::npos) source = source.substr(slash + 1);
   const size_t dot = source.find_last_of('.');
   if (dot != std::string::npos && dot > 0) source = source.substr(0, dot);
   for (char& c : source)
     if (c == '.') c = '_';
-  const std::string op = text(k, "op");
+  const std::string op = json_text(k, "op");
   return (op.empty() ? "gauntlet" : op) + "." + (source.empty() ? "kernel" : source);
 }
 
@@ -64,11 +53,11 @@ std::string counts_attrs(const Counts& c) {
 
 // One gate as a <testcase>; adds it to `counts`.
 std::string testcase(const nlohmann::json& k, const nlohmann::json& g, Counts* counts) {
-  const std::string status = text(g, "status"), category = text(g, "category"), message = text(g, "message");
-  const std::string replay = text(g, "replay");
+  const std::string status = json_text(g, "status"), category = json_text(g, "category"), message = json_text(g, "message");
+  const std::string replay = json_text(g, "replay");
   counts->tests++;
   counts->time += number(g, "seconds");
-  std::string out = "    <testcase classname=\"" + attr(class_name(k)) + "\" name=\"" + attr(text(g, "name")) +
+  std::string out = "    <testcase classname=\"" + attr(class_name(k)) + "\" name=\"" + attr(json_text(g, "name")) +
                     "\" time=\"" + seconds(number(g, "seconds")) + "\"";
   const char* element = nullptr;
   if (status == "fail") element = "failure", counts->failures++;
@@ -104,20 +93,20 @@ std::string testsuite(const nlohmann::json& k, int id, const std::string& hostna
       if (g.is_object()) cases += testcase(k, g, &c);
   // An audit entry that is not a verifiable kernel (unreadable, broken manifest) has no gates;
   // it must still show up red rather than as an empty, passing suite.
-  const std::string entry_error = text(k, "entry_error");
+  const std::string entry_error = json_text(k, "entry_error");
   if (c.tests == 0 && !entry_error.empty())
     cases += testcase(k, {{"name", "entry"}, {"status", "error"}, {"category", "load-error"}, {"message", entry_error}}, &c);
   // Gates run in parallel (--jobs): the kernel's wall-clock time, when recorded, is the suite's.
   if (number(k, "seconds") > 0) c.time = number(k, "seconds");
   // Audit records name their corpus entry; a verify report only its source.
-  const std::string label = text(k, "entry").empty() ? text(k, "source") : text(k, "entry");
-  const std::string name = text(k, "op").empty() ? label : text(k, "op") + ": " + label;
+  const std::string label = json_text(k, "entry").empty() ? json_text(k, "source") : json_text(k, "entry");
+  const std::string name = json_text(k, "op").empty() ? label : json_text(k, "op") + ": " + label;
   std::string out = "  <testsuite id=\"" + std::to_string(id) + "\" name=\"" + attr(name) + "\"" + counts_attrs(c);
   if (!hostname.empty()) out += " hostname=\"" + attr(hostname) + "\"";
   if (!timestamp.empty()) out += " timestamp=\"" + attr(timestamp) + "\"";
   out += ">\n    <properties>\n";
   for (const char* key : {"verdict", "op", "source", "kernel_hash", "schema_hash", "seed"})
-    out += "      <property name=\"" + std::string(key) + "\" value=\"" + attr(text(k, key)) + "\"/>\n";
+    out += "      <property name=\"" + std::string(key) + "\" value=\"" + attr(json_text(k, key)) + "\"/>\n";
   out += "    </properties>\n" + cases;
   // A kernel that did not build fails every gate with the same one-line error; the compiler's
   // output is what the author needs, so it goes beside them.
@@ -125,7 +114,7 @@ std::string testsuite(const nlohmann::json& k, int id, const std::string& hostna
   const bool build_failed = build != k.end() && build->is_object() && build->contains("ok") &&
                             (*build)["ok"].is_boolean() && !(*build)["ok"].get<bool>();
   if (build_failed)
-    out += "    <system-err>" + xml_escape(text(*build, "error") + "\n" + text(*build, "log_head")) + "</system-err>\n";
+    out += "    <system-err>" + xml_escape(json_text(*build, "error") + "\n" + json_text(*build, "log_head")) + "</system-err>\n";
   out += "  </testsuite>\n";
   total->tests += c.tests, total->failures += c.failures, total->errors += c.errors, total->skipped += c.skipped;
   total->time += c.time;

@@ -60,8 +60,9 @@ std::optional<nlohmann::json> load_kernel_reports(const std::string& input, std:
     return (*error = input + ": neither a gauntlet results database nor a JSON report (verify/selftest --json)",
             std::nullopt);
   if (j.is_object()) j = nlohmann::json::array({j});
+  // A record has its gates, or (an audit's entry that is not a kernel) at least its verdict.
   for (const nlohmann::json& k : j)
-    if (!k.is_object() || !k.contains("gates"))
+    if (!k.is_object() || !(k.contains("gates") || k.contains("verdict")))
       return (*error = input + ": a JSON report is an array of per-kernel records with 'gates'; found another value",
               std::nullopt);
   return j;

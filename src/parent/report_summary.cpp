@@ -6,15 +6,11 @@
 #include <vector>
 
 #include "gauntlet/html_report.h"
+#include "gauntlet/report_text.h"
 
 namespace gauntlet {
 
 namespace {
-
-std::string str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 std::string fraction_label(int exponent) {
   // 2^exponent as "1/8" or "4": the bin edges of the speedup histogram.
@@ -36,13 +32,25 @@ double geomean(const std::vector<double>& v) {
   return std::exp(s / double(v.size()));
 }
 
-// Speedups and utilizations of one kernel: the timing gate's evidence holds one entry per dtype,
-// and only a passing timing gate's figures describe the kernel (a failing one is implausible).
-void timing_values(const nlohmann::json& k, std::vector<double>* speedups, std::vector<double>* utilizations) {
+nlohmann::json histogram(const std::vector<double>& values, int bins, int (*bin_of)(double),
+                         const std::vector<std::string>& labels, const std::vector<double>& edges) {
+  std::vector<int> counts(size_t(bins), 0);
+  for (double v : values) counts[size_t(bin_of(v))]++;
+  nlohmann::json out = nlohmann::json::array();
+  for (int b = 0; b < bins; ++b)
+    out.push_back({{"label", labels[size_t(b)]}, {"lo", edges[size_t(b)]}, {"hi", edges[size_t(b) + 1]},
+                   {"count", counts[size_t(b)]}});
+  return {{"values", values}, {"bins", out}, {"median", median(values)}, {"geomean", geomean(values)}};
+}
+
+}  // namespace
+
+void timing_figures(const nlohmann::json& k, std::vector<double>* speedups, std::vector<double>* utilizations) {
+  if (!k.is_object()) return;
   auto gates = k.find("gates");
   if (gates == k.end() || !gates->is_array()) return;
   for (const nlohmann::json& g : *gates) {
-    if (!g.is_object() || str(g, "name") != "timing" || str(g, "status") != "pass") continue;
+    if (!g.is_object() || json_text(g, "name") != "timing" || json_text(g, "status") != "pass") continue;
     auto ev = g.find("evidence");
     if (ev == g.end() || !ev->is_object() || !ev->contains("dtypes") || !(*ev)["dtypes"].is_array()) continue;
     for (const nlohmann::json& d : (*ev)["dtypes"]) {
@@ -58,19 +66,6 @@ void timing_values(const nlohmann::json& k, std::vector<double>* speedups, std::
     }
   }
 }
-
-nlohmann::json histogram(const std::vector<double>& values, int bins, int (*bin_of)(double),
-                         const std::vector<std::string>& labels, const std::vector<double>& edges) {
-  std::vector<int> counts(size_t(bins), 0);
-  for (double v : values) counts[size_t(bin_of(v))]++;
-  nlohmann::json out = nlohmann::json::array();
-  for (int b = 0; b < bins; ++b)
-    out.push_back({{"label", labels[size_t(b)]}, {"lo", edges[size_t(b)]}, {"hi", edges[size_t(b) + 1]},
-                   {"count", counts[size_t(b)]}});
-  return {{"values", values}, {"bins", out}, {"median", median(values)}, {"geomean", geomean(values)}};
-}
-
-}  // namespace
 
 int speedup_bin(double speedup) {
   if (!(speedup > 0)) return 0;
@@ -96,30 +91,30 @@ nlohmann::json report_summary(const nlohmann::json& kernels) {
     for (const nlohmann::json& k : kernels) {
       if (!k.is_object()) continue;
       ++count;
-      std::string verdict = str(k, "verdict");
+      std::string verdict = json_text(k, "verdict");
       if (verdict.empty()) verdict = "incomplete";
       verdicts[verdict] = verdicts.value(verdict, 0) + 1;
-      std::string op = str(k, "op");
+      std::string op = json_text(k, "op");
       if (op.empty()) op = "(unknown)";
       op_counts[op]["kernels"]++;
       op_counts[op][verdict]++;
-      if (!str(k, "entry_error").empty()) categories["entry-error"]++;
+      if (!json_text(k, "entry_error").empty()) categories["entry-error"]++;
       auto gates = k.find("gates");
       if (gates != k.end() && gates->is_array()) {
         for (const nlohmann::json& g : *gates) {
           if (!g.is_object()) continue;
-          const std::string name = str(g, "name"), status = str(g, "status");
+          const std::string name = json_text(g, "name"), status = json_text(g, "status");
           if (name.empty()) continue;
           if (!gate_counts.count(name)) gate_order.push_back(name);
           gate_counts[name]["total"]++;
           gate_counts[name][status]++;
           if (status == "fail" || status == "error" || status == "harness-error") {
-            const std::string category = str(g, "category");
+            const std::string category = json_text(g, "category");
             categories[category.empty() ? status : category]++;
           }
         }
       }
-      timing_values(k, &speedups, &utilizations);
+      timing_figures(k, &speedups, &utilizations);
     }
   }
   nlohmann::json gates = nlohmann::json::array();

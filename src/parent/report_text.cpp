@@ -82,6 +82,16 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+std::string json_text(const nlohmann::json& record, const char* key) {
+  if (!record.is_object()) return "";
+  auto it = record.find(key);
+  if (it == record.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_unsigned()) return std::to_string(it->get<uint64_t>());
+  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
+  return "";
+}
+
 std::string replay_command(const std::string& replay_path) { return "gauntlet replay " + shell_quote(replay_path); }
 
 }  // namespace gauntlet
