@@ -218,7 +218,7 @@ class SecondProcess {
     }
     wire::LoadRequest second;
     second.so_path = ctx_.so_path;
-    second.entry = ctx_.manifest.entry;
+    second.entry = python_load_entry(ctx_.manifest, ctx_.manifest.entry);
     second.poison_byte = kSecondPoison;
     second.intra_op_threads = kSecondThreads;
     second.device = ctx_.manifest.device;

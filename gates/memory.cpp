@@ -220,7 +220,7 @@ std::unique_ptr<WorkerSession> open_child(GateContext& ctx, Launcher& launcher, 
   } else {
     wire::LoadRequest req;
     req.so_path = so_path;
-    req.entry = ctx.manifest.entry;
+    req.entry = python_load_entry(ctx.manifest, ctx.manifest.entry);
     req.poison_byte = poison;
     req.guard_bytes = guard;
     req.device = ctx.manifest.device;
@@ -496,7 +496,7 @@ class MemoryGate : public Gate {
     if (!s) return (*skipped = "cannot start it: " + error, passed());
     wire::LoadRequest req;
     req.so_path = ctx.so_path;
-    req.entry = ctx.manifest.entry;
+    req.entry = python_load_entry(ctx.manifest, ctx.manifest.entry);
     req.poison_byte = kPoisonA;
     req.device = ctx.manifest.device;
     auto text_now = [&] { return s->captured_output(size_t(1) << 24); };

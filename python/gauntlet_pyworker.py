@@ -597,16 +597,35 @@ def decode_load(payload):
     return m
 
 
-def load_source(path, source):
+def split_entry(entry):
+    """The Load's entry: the class name, then "|" and a reference module's path when the manifest
+    names one ("ModelNew|/runs/level1/23_Softmax.py"): that module supplies Model, get_inputs() and
+    get_init_inputs() where the candidate's file lacks them (KernelBench samples define ModelNew only)."""
+    if "|" in entry:
+        name, ref = entry.split("|", 1)
+        return name, ref
+    return entry, None
+
+
+def load_source(path, source, name="gauntlet_module"):
     import types
-    mod = types.ModuleType("gauntlet_module")
+    mod = types.ModuleType(name)
     mod.__file__ = path
-    sys.modules["gauntlet_module"] = mod
+    sys.modules[name] = mod
     exec(compile(source, path, "exec"), mod.__dict__)
     return mod
 
 
-def load_module(path, source, entry):
+def pick(mods, name):
+    """The first of the modules that defines `name` (None when none does)."""
+    for m in mods:
+        if m is not None and hasattr(m, name):
+            return getattr(m, name)
+    return None
+
+
+def load_module(path, source, entry, ref=None):
+    refmod = load_source(ref[0], ref[1], "gauntlet_reference") if ref else None
     mod = load_source(path, source)
     if entry in ("", "forward") and not hasattr(mod, entry or "forward"):
         entry = "ModelNew"  # the command line's default entry ("forward") names no class: KernelBench's
@@ -614,7 +633,7 @@ def load_module(path, source, entry):
     if cls is None:
         raise LookupError("the module defines no '%s'" % entry)
     torch.manual_seed(0)
-    init = getattr(mod, "get_init_inputs", None)
+    init = pick([mod, refmod], "get_init_inputs")
     model = cls(*init()) if callable(init) else cls()
     if hasattr(model, "eval"):
         model = model.eval()
@@ -686,29 +705,30 @@ def _dtype_name(dt):
     return str(dt).replace("torch.", "")
 
 
-def _construct(mod, name):
-    cls = getattr(mod, name, None)
+def _construct(mods, name):
+    cls = pick(mods, name)
     if cls is None:
         raise LookupError("the module defines no '%s'" % name)
     torch.manual_seed(0)  # the candidate's child builds ModelNew after the same seed
-    init = getattr(mod, "get_init_inputs", None)
+    init = pick(mods, "get_init_inputs")
     m = cls(*init()) if callable(init) else cls()
     return m.eval() if hasattr(m, "eval") else m
 
 
 class Reference:
-    def __init__(self, mod, ref_name, cand_name):
+    def __init__(self, mod, ref_name, cand_name, refmod=None):
         import copy
         self.copy = copy
-        self.mod = mod
-        self.model = _construct(mod, ref_name)
+        # Model, get_inputs() and get_init_inputs() from the reference module when there is one.
+        self.mods = [refmod, mod]
+        self.model = _construct(self.mods, ref_name)
         self.copied = 0
         self.candidate_note = ""
         # Weights identical to the candidate's: the same seed, then every state entry the two share
         # by name, shape and dtype copied from ModelNew (parameters created in another order, or
         # initialized by hand in ModelNew's constructor, still agree).
         try:
-            cand = _construct(mod, cand_name)
+            cand = _construct([mod, refmod], cand_name)
             mine = self.model.state_dict() if hasattr(self.model, "state_dict") else {}
             theirs = cand.state_dict() if hasattr(cand, "state_dict") else {}
             take = {k: v for k, v in theirs.items()
@@ -741,7 +761,7 @@ class Reference:
         """get_inputs()' tensors (dtype, shape, value domain), Model's outputs and operators."""
         import json
         torch.manual_seed(0)
-        get_inputs = getattr(self.mod, "get_inputs", None)
+        get_inputs = pick(self.mods, "get_inputs")
         if not callable(get_inputs):
             raise LookupError("the module defines no get_inputs(): an unmapped module's shapes come from it")
         inputs = list(get_inputs())
@@ -835,13 +855,18 @@ def serve(policy):
         write_frame(REPLY_FD, T_LOAD_REPLY,
                     encode_load_reply(False, "harness: unknown device %s" % load["device"], "", ""))
         return 3
-    # The module's source is read before /tmp is replaced and privileges are dropped.
+    # The modules' sources are read before /tmp is replaced and privileges are dropped.
+    load["entry"], ref_path = split_entry(load["entry"])
+    ref = None
     try:
         with open(load["so_path"], "r", encoding="utf-8") as f:
             source = f.read()
+        if ref_path:
+            with open(ref_path, "r", encoding="utf-8") as f:
+                ref = (ref_path, f.read())
     except OSError as e:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "cannot read the module %s: %s"
-                                                              % (load["so_path"], e), "", ""))
+                                                              % (e.filename or load["so_path"], e), "", ""))
         return 4
     try:
         import torch as _torch
@@ -876,18 +901,20 @@ def serve(policy):
     try:
         if load["entry"].startswith(REFERENCE_PREFIX):
             names = load["entry"][len(REFERENCE_PREFIX):].split(":")
+            refmod = load_source(ref[0], ref[1], "gauntlet_reference") if ref else None
             mod = load_source(load["so_path"], source)
-            reference = Reference(mod, names[0] or "Model", names[1] if len(names) > 1 and names[1] else "ModelNew")
+            reference = Reference(mod, names[0] or "Model", names[1] if len(names) > 1 and names[1] else "ModelNew",
+                                  refmod)
             model = None
             signature = reference.describe()
         else:
-            model = load_module(load["so_path"], source, load["entry"] or "ModelNew")
+            model = load_module(load["so_path"], source, load["entry"] or "ModelNew", ref)
             signature = "python:%s" % (load["entry"] or "ModelNew")
     except BaseException as e:  # noqa: B902
         tb = traceback.extract_tb(e.__traceback__)
         where = ""
         for fr in tb:
-            if fr.filename == load["so_path"]:
+            if fr.filename in (load["so_path"], ref_path):
                 where = " (line %d)" % fr.lineno
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
             False, "loading the Python module failed%s: %s: %s" % (where, type(e).__name__, first_line(e)), "", notes))

@@ -92,6 +92,11 @@ std::string module_device(const std::string& source_text);
 // (the mapping's, else float32), device. nullopt with *error for an entry with an error or no mapping.
 std::optional<KernelManifest> manifest_for(const ModuleEntry& entry, std::string* error);
 
+// The manifest of any usable entry: manifest_for's when mapped, else op "module" (the module's own
+// reference Model as the oracle; the entry's reference module, when discovery found one, supplies
+// Model, get_inputs() and get_init_inputs()). nullopt with *error for an entry with an error.
+std::optional<KernelManifest> module_manifest_for(const ModuleEntry& entry, std::string* error);
+
 // What `gauntlet verify FILE.py` verifies when no op is given: the mapped schema's manifest when
 // the file's name is a mapped KernelBench problem (manifest_for), else op "module" (the module's
 // own reference Model in float64 as the oracle, module_oracle.h), entry ModelNew, the device the

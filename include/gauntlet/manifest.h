@@ -25,12 +25,18 @@ struct KernelManifest {
   AttrMap attrs;                   // fixed attribute values the kernel supports
   std::map<std::string, DimLimit> shapes;  // narrower dim limits
   std::string manifest_path;       // empty when built from flags
+  // Python modules only: the module supplying Model, get_inputs() and get_init_inputs() when the
+  // source lacks them (a KernelBench run's sample, a JSONL pair's candidate): resolved path or "".
+  std::string reference;
   nlohmann::json expect;           // the corpus' self-test record (optional)
 };
 
 // A KernelBench-style Python module (source ending in ".py", docs/modules.md): not built; run by the
 // Python worker (python/gauntlet_pyworker.py), entry = the class name (default "ModelNew").
 bool is_python_module(const KernelManifest& m);
+// The entry as the Python worker's Load carries it: the class name, then "|" and the reference
+// module's path when the manifest names one (the worker reads both files before its sandbox).
+std::string python_load_entry(const KernelManifest& m, const std::string& entry);
 
 // Loads a manifest. On failure returns nullopt with a one-line *error naming the file and field.
 std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error);

@@ -463,14 +463,22 @@ std::optional<KernelManifest> manifest_for_module_file(const std::string& path, 
     if (error->empty()) *error = path + ": not one Python module";
     return std::nullopt;
   }
-  const ModuleEntry& e = found[0];
+  return module_manifest_for(found[0], error);
+}
+
+std::optional<KernelManifest> module_manifest_for(const ModuleEntry& e, std::string* error) {
   if (!e.error.empty()) return (*error = e.error, std::nullopt);
-  if (e.mapping) return manifest_for(e, error);
-  KernelManifest m;
-  m.op = "module";  // kModuleOp: the module's own Model is the oracle
-  m.source = e.source;
-  m.entry = "ModelNew";
-  m.device = e.device;
+  std::optional<KernelManifest> m;
+  if (e.mapping) {
+    m = manifest_for(e, error);
+  } else {
+    m = KernelManifest{};
+    m->op = "module";  // kModuleOp: the module's own Model is the oracle
+    m->source = e.source;
+    m->entry = "ModelNew";
+    m->device = e.device;
+  }
+  if (m) m->reference = e.reference;
   return m;
 }
 

@@ -1,6 +1,9 @@
 // Loading kernel manifests: every field checked, one-line errors that name the file and field.
 #include "gauntlet/manifest.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -39,7 +42,7 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
   };
   if (!j.is_object()) return bad("/", "a manifest is a JSON object");
   static const std::set<std::string> known = {"op", "source", "entry", "backward", "device", "dtypes",
-                                              "attrs", "shapes", "expect", "notes"};
+                                              "attrs", "shapes", "expect", "notes", "reference"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) return bad(it.key(), "unknown field");
   KernelManifest m;
@@ -93,6 +96,13 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
       m.shapes[it.key()] = lim;
     }
   }
+  if (j.contains("reference")) {
+    if (!j["reference"].is_string() || j["reference"].get<std::string>().empty())
+      return bad("reference", "must be the path of the reference module (.py)");
+    if (!is_python_module(m)) return bad("reference", "only a Python module (a .py source) takes a reference module");
+    const std::string ref = j["reference"];
+    m.reference = ref[0] == '/' ? ref : dir_of(path) + "/" + ref;
+  }
   if (j.contains("expect")) m.expect = j["expect"];
   return m;
 }
@@ -126,6 +136,12 @@ bool parse_attr_flag(const std::string& kv, std::string* key, AttrValue* value, 
 bool is_python_module(const KernelManifest& m) {
   const std::string& s = m.source;
   return s.size() > 3 && s.compare(s.size() - 3, 3, ".py") == 0;
+}
+
+std::string python_load_entry(const KernelManifest& m, const std::string& entry) {
+  if (m.reference.empty()) return entry;
+  char resolved[PATH_MAX];
+  return entry + "|" + (realpath(m.reference.c_str(), resolved) ? std::string(resolved) : m.reference);
 }
 
 }  // namespace gauntlet

@@ -244,7 +244,7 @@ bool ModuleReference::open(std::string* error) {
   wire::LoadRequest req;
   req.so_path = resolved;
   const std::string cand = manifest_.entry.empty() || manifest_.entry == "forward" ? "ModelNew" : manifest_.entry;
-  req.entry = "reference:Model:" + cand;
+  req.entry = python_load_entry(manifest_, "reference:Model:" + cand);
   Outcome o = session_->load(req);
   if (o.kind != Outcome::Kind::Ok) {
     *error = manifest_.source + ": the reference Model cannot serve as the oracle: " + o.message;

@@ -107,6 +107,55 @@ TEST(ModuleOracle, UnusableModulesAreBadInput) {
   }
 }
 
+// A KernelBench sample defines ModelNew only (here tanh through expm1, accurate near 0, without
+// Model's tanh and mul): the manifest's "reference" module supplies Model,
+// get_inputs() and get_init_inputs(), to the candidate's children and to the reference child.
+const char* kRefModule =
+    "import torch\nimport torch.nn as nn\n"
+    "class Model(nn.Module):\n    def __init__(self, scale):\n        super().__init__()\n        self.scale = scale\n"
+    "    def forward(self, x):\n        return torch.tanh(x) * self.scale\n"
+    "def get_inputs():\n    return [torch.randn(8, 512)]\n"
+    "def get_init_inputs():\n    return [3.0]\n";
+const char* kCandidateOnly =
+    "import torch\nimport torch.nn as nn\n"
+    "class ModelNew(nn.Module):\n    def __init__(self, scale):\n        super().__init__()\n        self.scale = scale\n"
+    "    def forward(self, x):\n        a = x.abs()\n        t = torch.expm1(-(a + a))\n"
+    "        return torch.copysign(-t / (t + 2), x) / (1.0 / self.scale)\n";
+
+TEST(ModuleOracle, ReferenceModuleSuppliesModelAndInputs) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  write_file(dir + "/ref.py", kRefModule);
+  write_file(dir + "/cand.py", kCandidateOnly);
+  write_file(dir + "/m.json", R"({"op": "module", "source": "cand.py", "reference": "ref.py"})");
+  const Verified r = verify({dir + "/m.json", "--gates", "contract,accuracy,special-values,provenance"});
+  ASSERT_TRUE(r.report.is_object()) << r.log;
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
+  const nlohmann::json& oracle = r.report["environment"]["module"]["oracle"];
+  EXPECT_EQ(oracle["key_ops"], nlohmann::json::array({"aten::tanh", "aten::mul"})) << oracle.dump();
+  // Without the reference the candidate's file has no Model: bad input, one line.
+  write_file(dir + "/bare.json", R"({"op": "module", "source": "cand.py"})");
+  auto bare = run_gauntlet({"verify", dir + "/bare.json", "--quiet"});
+  EXPECT_EQ(bare.exit_code, 2) << bare.out << bare.err;
+  EXPECT_NE(bare.err.find("no 'Model'"), std::string::npos) << bare.err;
+}
+
+// gauntlet audit of a JSONL {"ref", "candidate"} pair whose problem maps to no schema: the module
+// oracle, with the pair's reference.
+TEST(ModuleOracle, AuditOfAnUnmappedJsonlPairUsesItsReference) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  const nlohmann::json line = {{"ref", kRefModule}, {"candidate", kCandidateOnly}, {"name", "22_Tanh"}};
+  write_file(dir + "/pairs.jsonl", line.dump() + "\n");
+  auto r = run_gauntlet({"audit", dir + "/pairs.jsonl", "--db", dir + "/a.db", "--json", dir + "/a.json", "--work-dir",
+                         dir + "/work", "--gates", "contract,accuracy", "--seed", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/a.json"), nullptr, false);
+  ASSERT_TRUE(j.is_array() && j.size() == 1) << r.out << r.err << read_file(dir + "/a.json");
+  EXPECT_EQ(j[0]["op"], "module") << j.dump(1);
+  EXPECT_EQ(j[0]["verdict"], "pass") << j.dump(1);
+}
+
 struct Bug {
   const char* manifest;
   std::vector<const char*> failing_gates;
