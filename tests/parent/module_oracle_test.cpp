@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "gauntlet/judge.h"
 #include "gauntlet/numerics.h"
@@ -115,6 +119,33 @@ TEST(ModuleOracle, EnvelopeScalesWithTheFrameworksOwnError) {
   OracleResult with_nan = module_envelope({nan_ref}, {nan_ref}, DType::Float32, K);
   out = ref.clone();
   EXPECT_FALSE(judge_output("y", out, with_nan.outputs[0], with_nan.scales[0], DType::Float64, tol, 1).pass);
+}
+
+// "reference": resolved beside the manifest, only for Python modules, and carried in the Load's entry.
+TEST(ModuleOracle, ManifestReferenceField) {
+  char tmpl[] = "/tmp/gauntlet-modref-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  const std::string dir = tmpl;
+  auto write = [](const std::string& path, const std::string& text) {
+    FILE* f = fopen(path.c_str(), "w");
+    ASSERT_TRUE(f);
+    fputs(text.c_str(), f);
+    fclose(f);
+  };
+  write(dir + "/ref.py", "class Model: pass\n");
+  write(dir + "/m.json", R"({"op": "module", "source": "cand.py", "reference": "ref.py"})");
+  write(dir + "/native.json", R"({"op": "relu", "source": "relu.cpp", "reference": "ref.py"})");
+  std::string error;
+  auto m = load_manifest(dir + "/m.json", &error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->reference, dir + "/ref.py");
+  EXPECT_EQ(python_load_entry(*m, "ModelNew"), "ModelNew|" + dir + "/ref.py");
+  KernelManifest plain;
+  EXPECT_EQ(python_load_entry(plain, "ModelNew"), "ModelNew");
+  EXPECT_FALSE(load_manifest(dir + "/native.json", &error));
+  EXPECT_NE(error.find("field 'reference'"), std::string::npos) << error;
+  for (const char* f : {"/ref.py", "/m.json", "/native.json"}) unlink((dir + f).c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(ModuleOracle, UnknownIdsAreOracleErrorsNotCrashes) {
