@@ -58,8 +58,8 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     return 2;
   };
   std::string error;
-  Overhead overhead;
-  std::optional<Overhead::Scope> setup(std::in_place, overhead);
+  Overhead setup_time, lane_time, finish_time;  // the audit's bookkeeping, by where it is spent
+  std::optional<Overhead::Scope> setup(std::in_place, setup_time);
   auto entries = discover_corpus(o.path, o.work_dir, &error);
   if (!entries) return fail(error);
   auto db = ResultsDb::open(o.db_path, &error);
@@ -192,7 +192,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
         } else if (line[0] == 'k') {
           progress.kernel_done(arg);
         } else if (line[0] == 'o') {
-          overhead.ns += std::strtoll(arg.c_str(), nullptr, 10);
+          lane_time.ns += std::strtoll(arg.c_str(), nullptr, 10);
         }
       }
     }
@@ -208,7 +208,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   for (const std::string& f : lock_files) unlink(f.c_str());
   db = ResultsDb::open(o.db_path, &error);
   if (!db) return fail(error);
-  setup.emplace(overhead);
+  setup.emplace(finish_time);
   nlohmann::json records = nlohmann::json::array();
   for (const nlohmann::json& r : db->reports(&error)) {
     KernelKey k{r.value("kernel_hash", ""), r.value("manifest_hash", ""), r.value("tool_version", ""), r.value("seed", uint64_t(0))};
@@ -226,7 +226,8 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   setup.reset();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   info.kernels_verified = int(cpu.size() + gpu.size());
-  info.overhead_seconds = double(overhead.ns.load()) * 1e-9;
+  info.overhead_seconds = {double(setup_time.ns.load()) * 1e-9, double(lane_time.ns.load()) * 1e-9,
+                           double(finish_time.ns.load()) * 1e-9};
   print_audit_summary(records, info, out);
   if (db_failures) return fail("the results database failed (see above); the audit stopped, rerun to continue");
   if (lane_failures) return fail("an audit lane stopped on a harness error (see above); its kernel is incomplete, rerun to retry");

@@ -1,5 +1,6 @@
 // The audit's progress display (a bar on a terminal, periodic lines otherwise) and summary table.
 #pragma once
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -48,7 +49,9 @@ struct AuditSummaryInfo {
   std::string cuda_skip_reason;
   double seconds = 0;
   int kernels_verified = 0;       // in this run
-  double overhead_seconds = 0;    // the audit's own bookkeeping (discovery, database, summary)
+  // The audit's own bookkeeping: discovery and planning, the lanes' database writes and records,
+  // reading the database back for the summary and --json.
+  std::array<double, 3> overhead_seconds{};
 };
 
 // The summary table: kernels and verdicts, per-gate failure counts, failure categories, and the
