@@ -120,16 +120,18 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   if (next == MAP_FAILED) return fail(std::string("cannot map shared memory: ") + strerror(errno));
   new (&next[0]) std::atomic<size_t>(0);
   new (&next[1]) std::atomic<size_t>(0);
-  // Host locks (audit_lane.h): one for the CPU lanes, one per GPU shared by that GPU's lanes; two
-  // files each, which every lane opens itself (a flock belongs to an open file, not to a process).
-  std::vector<std::string> lock_files;
+  // The CPU lanes' host lock (audit_lane.h): two files, which every lane opens itself (a flock
+  // belongs to an open file, not to a process). Unlinked at once, so that a killed audit leaves
+  // nothing behind; the lanes reopen them through the descriptors they inherit (/proc/self/fd).
+  std::vector<int> lock_fds;
   auto lock_pair = [&](std::string* lock, std::string* turnstile) {
     for (std::string* p : {lock, turnstile}) {
-      *p = "/tmp/gauntlet-audit-lock-XXXXXX";
-      const int fd = mkstemp(p->data());
+      std::string name = "/tmp/gauntlet-audit-lock-XXXXXX";
+      const int fd = mkostemp(name.data(), O_CLOEXEC);
       if (fd < 0) return false;
-      close(fd);
-      lock_files.push_back(*p);
+      unlink(name.c_str());
+      lock_fds.push_back(fd);
+      *p = "/proc/self/fd/" + std::to_string(fd);
     }
     return true;
   };
@@ -205,7 +207,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     }
   }
   munmap(next, 2 * sizeof(std::atomic<size_t>));
-  for (const std::string& f : lock_files) unlink(f.c_str());
+  for (int fd : lock_fds) close(fd);
   db = ResultsDb::open(o.db_path, &error);
   if (!db) return fail(error);
   setup.emplace(finish_time);
