@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -206,6 +207,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   GateSlots own_slots(std::max(1, manifest.device == "cuda" ? options.gpu_jobs : options.jobs));
   GateSlots& slots = options.slots ? *options.slots : own_slots;
   std::mutex report_mu;  // progress lines, on_gate, sandbox_note
+  std::atomic<bool> hang_shown_alone{false}, oom_shown_alone{false};
 
   // Runs gate `i` in its own context (the gates of a kernel may run in parallel threads).
   auto run_one = [&](size_t i, const std::vector<std::string>& earlier_failures, bool exclusive) {
@@ -243,15 +245,25 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
       exclusive ? slots.acquire_all() : slots.acquire();
       v = run_gate();
       // A timeout or an out-of-memory among gates sharing the machine may be the neighbours'
-      // doing, never the kernel's: such an error is only reported once it recurs alone.
-      if (!exclusive && slots.total() > 1 && v.status == Status::Error &&
-          (v.category == Category::Timeout || v.category == Category::OutOfMemory)) {
+      // doing, never the kernel's: such an error is only reported once it recurs alone. Once one
+      // has recurred alone, the kernel has shown it, and its later ones stand without a rerun
+      // (a kernel that hangs would otherwise cost every gate its timeout twice).
+      const bool shared_error = !exclusive && slots.total() > 1 && v.status == Status::Error &&
+                                (v.category == Category::Timeout || v.category == Category::OutOfMemory);
+      std::atomic<bool>& shown = v.category == Category::Timeout ? hang_shown_alone : oom_shown_alone;
+      if (shared_error && !shown) {
         slots.release();
         slots.acquire_all();
         exclusive = true;
-        v = run_gate();
-        v.evidence["rerun_alone"] = true;
+        if (!shown) {
+          const Category first = v.category;
+          v = run_gate();
+          v.evidence["rerun_alone"] = true;
+          if (v.status == Status::Error && v.category == first) shown = true;
+        }
       }
+      if (shared_error && !v.evidence.contains("rerun_alone"))
+        v.evidence["rerun_alone"] = "not rerun: an earlier gate's error of this kind recurred alone";
       exclusive ? slots.release_all() : slots.release();
       if (time.children > 0)
         v.evidence["time"] = {{"children", time.children}, {"spawn_seconds", time.spawn},

@@ -136,6 +136,26 @@ TEST(Cli, TimeoutFlagBoundsAHungKernel) {
   EXPECT_LT(r.seconds, 20.0);
 }
 
+// Gates in parallel: a timeout beside other gates is rerun alone before it is reported, but once
+// one has recurred alone the kernel has shown it hangs and the others stand without a rerun.
+TEST(Cli, ParallelTimeoutsAreConfirmedAloneOnce) {
+  std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kCorpus + "/hostile/infinite_loop.json", "--timeout", "2", "--jobs", "2", "--gates",
+                         "contract,accuracy,special-values,layouts", "--json", dir + "/r.json", "--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto j = nlohmann::json::parse(read_file(dir + "/r.json"));
+  int rerun = 0, stood = 0;
+  for (const auto& g : j["gates"]) {
+    EXPECT_EQ(g["category"], "timeout") << g.dump();
+    const auto& e = g["evidence"]["rerun_alone"];
+    rerun += e.is_boolean() && e.get<bool>();
+    stood += e.is_string();
+  }
+  EXPECT_GE(rerun, 1);
+  EXPECT_LE(rerun, 2);  // two gates may time out together before either is confirmed
+  EXPECT_EQ(rerun + stood, 4);
+}
+
 TEST(Cli, MemoryLimitFlagCapsTheChild) {
   auto r = run_gauntlet({"verify", kCorpus + "/hostile/memory_exhaustion.json", "--memory-limit", "300M", "--gates", "contract", "--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
