@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -107,7 +108,9 @@ int run_lane(const LaneConfig& c) {
     }
     VerifyOptions vo = o.verify;
     vo.progress = false;
-    vo.jobs = 1;
+    // A CPU lane runs up to --jobs gates of its kernel at once (verify's threads), so the last
+    // kernels of an audit (a hanging one: a timeout per gate) do not leave the other cores idle.
+    vo.jobs = c.host_lock ? std::max(1, c.options->jobs) : 1;
     vo.slots = nullptr;
     vo.known = w.known;
     std::string db_err;
