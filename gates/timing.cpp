@@ -139,8 +139,7 @@ bool load_peaks(const std::string& key, wire::DevicePeaks* p) {
 
 void store_peaks(const std::string& key, const wire::DevicePeaks& p) {
   const std::string dir = build_internal::default_cache_dir() + "/peaks";
-  std::string mk = "mkdir -p '" + dir + "'";
-  if (std::system(mk.c_str()) != 0) return;
+  if (!build_internal::make_dirs(dir, nullptr)) return;
   nlohmann::json j = {{"device", p.device}, {"copy_bytes_per_s", p.copy_bytes_per_s},
                       {"matmul_flops_f32", p.matmul_flops_f32}, {"matmul_flops_f16", p.matmul_flops_f16},
                       {"matmul_flops_bf16", p.matmul_flops_bf16}, {"how", p.how}};

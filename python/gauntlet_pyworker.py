@@ -919,6 +919,15 @@ def serve(policy):
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
             False, "loading the Python module failed%s: %s: %s" % (where, type(e).__name__, first_line(e)), "", notes))
         return 4
+    if DEVICE == "cuda":
+        # Torch's CUDA start and a copy each way while loading: the parent gives a child its GPU
+        # turn per request (src/parent/file_lock.cpp), so this overlaps other children's work.
+        # An unusable GPU shows in the first case, where it is categorized.
+        try:
+            torch.zeros(256, device="cuda").cpu()
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
     write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(True, "", signature, notes))
 
     while True:

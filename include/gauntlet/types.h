@@ -35,6 +35,8 @@ std::string attr_to_string(const AttrValue& v);
 // Gate verdict vocabulary (SPEC: pass, fail, error, skip, harness-error).
 enum class Status { Pass, Fail, Error, Skip, HarnessError };
 const char* status_name(Status s);
+// A gate that did not pass or skip: a fail, an error or a harness error (timing runs only without one).
+inline bool is_failing(Status s) { return s == Status::Fail || s == Status::Error || s == Status::HarnessError; }
 
 // Failure categories (SPEC, fixed names).
 enum class Category {

@@ -150,15 +150,19 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   if (base.host_lock && !lock_pair(&base.lock_path, &base.turnstile_path))
     return fail("cannot create a lock file in /tmp: " + std::string(strerror(errno)));
   for (size_t l = 0; l < std::min<size_t>(size_t(jobs), cpu.size()); ++l) lanes.push_back(base);
-  // GPU lanes: one per GPU, one gate process at a time on it (the timing gate serializes its own
-  // timed loop per GPU), beside the CPU lanes.
-  for (size_t g = 0; g < gpus.size() && g < gpu.size(); ++g) {
-    LaneConfig c = base;
-    c.work = &gpu;
-    c.next = &next[1];
-    c.sandbox.gpu_index = gpus[g];
-    c.host_lock = false;
-    lanes.push_back(c);
+  const size_t cpu_lanes = lanes.size();
+  // GPU lanes: --gpu-jobs per GPU, beside the CPU lanes, each verifying one kernel at a time with
+  // one gate process at a time; their children start side by side and take turns executing on
+  // the GPU (file_lock.h: GpuTurn, which also keeps a timed loop alone there).
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    for (size_t l = 0; l < size_t(std::max(1, o.gpu_lanes)) && lanes.size() < cpu_lanes + gpu.size(); ++l) {
+      LaneConfig c = base;
+      c.work = &gpu;
+      c.next = &next[1];
+      c.sandbox.gpu_index = gpus[g];
+      c.host_lock = false;
+      lanes.push_back(c);
+    }
   }
   std::fflush(nullptr);
   std::vector<pid_t> pids;

@@ -6,6 +6,8 @@
 // at a time per lane process; --jobs N lanes give N gate processes at once.
 #include "audit_lane.h"
 
+#include "gauntlet/file_lock.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -23,9 +25,6 @@ void send(int fd, const std::string& line) {
   if (fd >= 0 && write(fd, line.data(), line.size()) < 0) {}
 }
 
-bool failing(const GateVerdict& v) {
-  return v.status == Status::Fail || v.status == Status::Error || v.status == Status::HarnessError;
-}
 
 // The host lock: shared while correctness gates run, exclusive for a timing gate that will measure.
 // The turnstile keeps a waiting timing gate from being starved by lanes taking turns at the shared lock.
@@ -59,9 +58,7 @@ class HostLock {
   }
 
  private:
-  static void take(int fd, int op) {
-    while (flock(fd, op) != 0 && errno == EINTR) {}
-  }
+  static void take(int fd, int op) { flock_retrying(fd, op); }
   bool on_;
   int lock_ = -1, turnstile_ = -1;
 };
@@ -133,7 +130,7 @@ int run_lane(const LaneConfig& c) {
         }
         if (report) {
           bool failed = false;
-          for (const GateVerdict& v : report->gates) vo.known[v.name] = v, failed |= failing(v);
+          for (const GateVerdict& v : report->gates) vo.known[v.name] = v, failed |= is_failing(v.status);
           vo.gates = c.gates;
           Held held(host, !failed);
           report = verify_kernel(m, vo, launcher, &err);

@@ -17,8 +17,6 @@ std::string duration(double s) {
   return buf;
 }
 
-bool failing(Status s) { return s == Status::Fail || s == Status::Error || s == Status::HarnessError; }
-
 }  // namespace
 
 AuditProgress::AuditProgress(int kernels, int gates, bool terminal, int line_seconds, std::FILE* out)
@@ -50,7 +48,7 @@ void AuditProgress::tick() {
 void AuditProgress::gate_done(const GateVerdict& v) {
   std::lock_guard<std::mutex> lock(mu_);
   ++gates_done_;
-  gates_failing_ += failing(v.status);
+  gates_failing_ += is_failing(v.status);
   if (terminal_) draw(false);
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "build_cache.h"
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/rng.h"
@@ -114,10 +115,7 @@ void note_outputs(GateVerdict& v, const CaseRun& run) {
 std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v) {
   if (ctx.replay_dir.empty()) return "";
   // Create the whole path (the default gauntlet-out/replays usually does not exist yet).
-  for (size_t slash = ctx.replay_dir.find('/', 1); ; slash = ctx.replay_dir.find('/', slash + 1)) {
-    mkdir(ctx.replay_dir.substr(0, slash).c_str(), 0755);
-    if (slash == std::string::npos) break;
-  }
+  if (!build_internal::make_dirs(ctx.replay_dir, nullptr)) return "";
   nlohmann::json j;
   j["format"] = "gauntlet-replay-v1";
   j["tool_version"] = GAUNTLET_VERSION_STRING;

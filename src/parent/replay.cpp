@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "build_cache.h"
 #include "gauntlet/verify.h"
 #include "gauntlet/version.h"
 
@@ -122,7 +123,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   std::fprintf(out, "  reproduced: %s\n", reproduced ? "yes" : "no");
 
   if (!options.dump_dir.empty()) {
-    mkdir(options.dump_dir.c_str(), 0755);
+    build_internal::make_dirs(options.dump_dir, nullptr);  // a nested --dump path too
     GateVerdict failed;
     auto session = open_session(ctx, gate_name, &failed);
     for (size_t i = 0; i < inputs.size(); ++i) dump_tensor(options.dump_dir, "input_" + c.tensors[i].name, inputs[i]);

@@ -84,7 +84,7 @@ void print_report(const KernelReport& r, std::FILE* out) {
   int failed = 0, errors = 0;
   for (const GateVerdict& v : r.gates) {
     std::string status = status_name(v.status);
-    if (v.status == Status::Fail || v.status == Status::Error || v.status == Status::HarnessError)
+    if (is_failing(v.status))
       for (char& c : status) c = char(toupper(c));
     failed += v.status == Status::Fail;
     errors += v.status == Status::Error || v.status == Status::HarnessError;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gauntlet/cuda_errors.h"
+#include "gauntlet/file_lock.h"
 #include "gauntlet/kernel_abi.h"
 
 namespace gauntlet {
@@ -727,6 +728,16 @@ bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
   return false;
 }
 
+namespace {
+// A CUDA child's request waits for its GPU's turn (file_lock.h); CPU children take none. Waiting
+// for the GPU is not the kernel's time: the child's deadline moves by the wait.
+void take_gpu_turn(bool cuda, const Launcher* launcher, int64_t* deadline_ms, std::optional<GpuTurn>& turn) {
+  if (!cuda || !launcher) return;
+  turn.emplace(launcher->options().gpu_index);
+  *deadline_ms += int64_t(turn->waited_seconds() * 1000);
+}
+}  // namespace
+
 Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
                                 std::string* reply_payload) {
   Outcome o;
@@ -736,6 +747,8 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
     o.message = "request to a finished worker";
     return o;
   }
+  std::optional<GpuTurn> turn;
+  take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
   wire::write_frame(req_fd_, type, payload);
   wire::Frame f;
   std::string why;
@@ -763,6 +776,8 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     o.message = "call on a finished worker";
     return o;
   }
+  std::optional<GpuTurn> turn;
+  take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
   wire::Frame f;
   std::string why;

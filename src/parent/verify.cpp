@@ -1,10 +1,7 @@
 // Orchestrates one kernel's verification: schema, build, gates in sandboxed children, verdict.
 #include "gauntlet/verify.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <sys/file.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -17,6 +14,7 @@
 
 #include <torch/version.h>
 
+#include "gauntlet/file_lock.h"
 #include "gauntlet/module_oracle.h"
 #include "gauntlet/property.h"
 #include "gauntlet/version.h"
@@ -76,34 +74,6 @@ BuildResult python_module_build(const KernelManifest& manifest) {
   b.prelude = "python-module";
   return b;
 }
-
-// The timing gates' timed loops on one GPU take turns, across threads and processes (several
-// audits or Slurm tasks on one node): an flock on a host-wide file named after the GPU as the
-// children see it (CUDA_VISIBLE_DEVICES: an index or a UUID). Each section opens its own
-// descriptor, so threads of one process exclude each other too.
-class GpuClockLock {
- public:
-  explicit GpuClockLock(int gpu_index) {
-    std::string id = cuda_visible_devices_for(gpu_index, getenv("CUDA_VISIBLE_DEVICES"));
-    for (char& c : id)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
-    path_ = "/tmp/gauntlet-gpu-clock-" + id + ".lock";
-  }
-  void enter() {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd_ < 0) return;  // no lock file: timing still runs, only unserialized
-    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  void leave() {
-    if (fd_ >= 0) ::close(fd_);  // closing the description releases the lock
-    fd_ = -1;
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 }  // namespace
 
@@ -197,13 +167,19 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   CaseSpace space(*schema, manifest);
   GateContext base{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
                    report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, ""};
-  GpuClockLock gpu_clock(launcher.options().gpu_index);
-  if (manifest.device == "cuda") base.clock_section = [&gpu_clock](bool enter) { enter ? gpu_clock.enter() : gpu_clock.leave(); };
+  // The timing gate's timed loop keeps its GPU turn (file_lock.h) from the first timed call to the
+  // peaks, so no other gauntlet child on the host runs there in between; entered and left on the
+  // timing gate's thread.
+  std::optional<GpuTurn> clock_turn;
+  const int gpu_index = launcher.options().gpu_index;
+  if (manifest.device == "cuda")
+    base.clock_section = [&clock_turn, gpu_index](bool enter) { enter ? (void)clock_turn.emplace(gpu_index) : clock_turn.reset(); };
   const std::vector<std::string> names = options.gates.empty() ? gate_names() : options.gates;
   std::vector<GateVerdict> verdicts(names.size());
   std::vector<bool> ran(names.size(), false);
-  // A GPU's gates share it only when asked (--gpu-jobs): CUDA contexts of several processes
-  // time-slice the GPU, and on the H200 16 of them made each gate 20-50x slower (docs/gpu.md).
+  // A CUDA kernel's gates run --gpu-jobs at a time; their children start side by side but execute
+  // on the GPU one at a time (GpuTurn, file_lock.h): contexts that run at once time-slice the GPU,
+  // which on the H200 made each gate 20-50x slower (docs/gpu.md).
   GateSlots own_slots(std::max(1, manifest.device == "cuda" ? options.gpu_jobs : options.jobs));
   GateSlots& slots = options.slots ? *options.slots : own_slots;
   std::mutex report_mu;  // progress lines, on_gate, sandbox_note
@@ -279,9 +255,6 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
     verdicts[i] = std::move(v);
     ran[i] = true;
   };
-  auto failed = [](const GateVerdict& v) {
-    return v.status == Status::Fail || v.status == Status::Error || v.status == Status::HarnessError;
-  };
 
   // The twelve correctness gates, in parallel up to the slots; timing after them, alone, since it
   // runs only for kernels that passed them and its clocks must not share the machine.
@@ -300,7 +273,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
     if (ran[i]) continue;
     std::vector<std::string> earlier;
     for (size_t j = 0; j < names.size(); ++j)
-      if (ran[j] && failed(verdicts[j])) earlier.push_back(names[j]);
+      if (ran[j] && is_failing(verdicts[j].status)) earlier.push_back(names[j]);
     // On the CPU timing needs every core to itself; on a GPU only its timed loop needs the GPU,
     // which the clock section serializes, so other kernels' timing gates may prepare meanwhile.
     run_one(i, earlier, manifest.device != "cuda");

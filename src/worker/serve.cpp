@@ -115,6 +115,19 @@ void synchronize_cuda() {
   if (cuda_rt::available() && !cuda_rt::device_synchronize(&error)) throw std::runtime_error(error);
 }
 
+// Torch's lazy CUDA start (its CUDA state, the caching allocator) and a first copy each way, done
+// while loading: the parent gives a child its GPU turn per request (file_lock.h), so what every
+// child pays once overlaps other children's work instead of holding the GPU. Errors are left to
+// the first case, where they are categorized.
+void warm_up_cuda() {
+  try {
+    at::Tensor device = at::zeros({256}, at::kFloat).to(at::kCUDA);
+    at::Tensor back = device.cpu();
+    synchronize_cuda();
+  } catch (const std::exception&) {
+  }
+}
+
 // With `host_copies` (device=cuda) the callback also gets each operator's inputs, to see transfers.
 void install_operator_recorder(bool host_copies) {
   at::addGlobalCallback(at::RecordFunctionCallback(
@@ -343,7 +356,10 @@ int serve(const SandboxPolicy& policy) {
   for (const KernelEntry* e = entries_fn(); e && e->name; ++e)
     if (load.entry == e->name) entry = e;
   if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
-  if (g_cuda) g_device_info = describe_cuda_device();
+  if (g_cuda) {
+    g_device_info = describe_cuda_device();
+    warm_up_cuda();
+  }
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;
 
   while (true) {

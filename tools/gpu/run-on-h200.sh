@@ -15,7 +15,8 @@
 #   GPU_PREBUILD=1    build every CUDA corpus kernel, in parallel (GPU_PREBUILD_JOBS, default 12)
 #   GPU_SELFTEST=1    `gauntlet selftest` over the CUDA corpus (GPU_SELFTEST_FILTER, default _cuda)
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
-#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_KERNELS, GPU_TP_JOBS)
+#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS)
+#   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
@@ -136,45 +137,50 @@ if [ "${GPU_SELFTEST:-0}" = 1 ]; then
     tail -30 "$OUT/selftest-cuda-$n.log"
   done
 fi
-# GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, several
-# `gauntlet verify` processes at once (GPU_TP_KERNELS, default 4) each with GPU_TP_JOBS gate
-# processes (default 4), in two phases: every kernel's twelve gates, then timing for those that
-# passed (their timed loops take turns on the GPU through verify's clock lock, with no other
-# kernel's gates running there). The whole CUDA corpus once, then the controls under GPU_TP_SEEDS
-# seeds (the pass path, where timing runs). Kernels per hour and where the time went: throughput*.md.
-TWELVE=contract,accuracy,special-values,subnormals,shapes,layouts,determinism,statelessness,accumulation,memory,gradients,provenance
-tp_batch() {  # label, seed list, manifests...
-  local label=$1 seeds=$2; shift 2
-  local dir="$OUT/throughput-$label"; mkdir -p "$dir/correctness" "$dir/timing"
-  : > "$dir/passed.txt"
+# GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, as kernels per
+# hour, under each of GPU_TP_CONFIGS (default "1x1 4x3 8x2 12x1"): PxJ is P `gauntlet verify`
+# processes at once, each with --gpu-jobs J, over the CUDA controls under GPU_TP_SEEDS seeds
+# (default 1 2 3 4; the pass path, where timing runs). 1x1 is the baseline of the same run: one
+# sandbox on the GPU at a time, start to end. Children take turns executing on the GPU
+# (file_lock.h), so only their starts overlap. Kernels per hour and where the time went:
+# throughput-PxJ.md; the figures in docs/gpu.md.
+tp_batch() {  # label processes gpu_jobs seeds manifests...
+  local label=$1 procs=$2 jobs=$3 seeds=$4; shift 4
+  local dir="$OUT/throughput-$label"; mkdir -p "$dir/reports"
   local t0; t0=$(date +%s.%N)
-  # sh -c's $0 gauntlet, $1 jobs, $2 folder, $3 gates, then xargs' "seed manifest" as $4 $5.
+  # sh -c's $0 gauntlet, $1 gpu jobs, $2 folder, then xargs' "seed manifest" as $3 $4.
   for seed in $seeds; do for m in "$@"; do echo "$seed $m"; done; done |
-    xargs -P "${GPU_TP_KERNELS:-4}" -L 1 sh -c '"$0" verify "$5" --seed "$4" --jobs "$1" --gates "$3" --quiet \
-      --json "$2/correctness/$(echo "$5" | tr / _)-$4.json" > /dev/null 2>&1 && echo "$4 $5" >> "$2/passed.txt"; true' \
-      "$BUILD_DIR"/gauntlet "${GPU_TP_JOBS:-4}" "$dir" "$TWELVE"
-  local t1; t1=$(date +%s.%N)
-  xargs -P "${GPU_TP_KERNELS:-4}" -L 1 sh -c '"$0" verify "$5" --seed "$4" --jobs "$1" --gates "$3" --quiet \
-      --json "$2/timing/$(echo "$5" | tr / _)-$4.json" > /dev/null 2>&1; true' \
-      "$BUILD_DIR"/gauntlet 1 "$dir" timing < "$dir/passed.txt"
+    xargs -P "$procs" -L 1 sh -c '"$0" verify "$4" --seed "$3" --gpu-jobs "$1" --quiet \
+      --json "$2/reports/$(echo "$4" | tr / _)-$3.json" > /dev/null 2>&1; true' \
+      "$BUILD_DIR"/gauntlet "$jobs" "$dir"
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
-  local p2; p2=$(python3 -c "import time; print(round(time.time() - $t1, 1))")
-  { python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label"
-    echo "timing phase: $(wc -l < "$dir/passed.txt") kernels in $p2 s"; } > "$OUT/throughput-$label.md" 2>&1
+  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" > "$OUT/throughput-$label.md" 2>&1
   head -2 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
-  tail -1 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
 }
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
-  stamp "throughput: corpus"
-  tp_batch corpus "1" $(ls corpus/controls_cuda/*.json corpus/bugs_cuda/*/*.json)
-  stamp "throughput: controls x seeds"
-  tp_batch controls "${GPU_TP_SEEDS:-1 2 3}" $(ls corpus/controls_cuda/*.json)
+  for config in ${GPU_TP_CONFIGS:-1x1 4x3 8x2 12x1}; do
+    stamp "throughput: $config"
+    seeds=${GPU_TP_SEEDS:-1 2 3 4}
+    [ "$config" = 1x1 ] && seeds=${GPU_TP_BASELINE_SEEDS:-1}
+    tp_batch "$config" "${config%x*}" "${config#*x}" "$seeds" $(ls corpus/controls_cuda/*.json)
+  done
+fi
+# GPU_AUDIT=1: `gauntlet audit` of the CUDA controls and planted bugs with --gpus 0 --gpu-jobs
+# GPU_AUDIT_JOBS (default 8): verdicts, summary and wall time (audit-*.log, audit-*.json).
+if [ "${GPU_AUDIT:-0}" = 1 ]; then
+  for part in controls_cuda bugs_cuda; do
+    stamp "audit: corpus/$part"
+    a0=$(date +%s.%N)
+    "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-8}" --db "$OUT/audit-$part.db" \
+      --json "$OUT/audit-$part.json" > "$OUT/audit-$part.log" 2>&1
+    echo "exit $? wall $(python3 -c "import time; print(round(time.time() - $a0, 1))") s" | tee -a "$OUT/audit-$part.log" "$OUT/steps.log"
+  done
 fi
 # GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
 # GPU_DOBENCH_REPORT: the selftest JSON or folder of verify JSONs to compare (default: this run's
 # throughput controls, else its first selftest).
 default_report=$OUT/selftest-cuda-1.json
-[ "${GPU_THROUGHPUT:-0}" = 1 ] && default_report=$OUT/throughput-controls/timing
+[ "${GPU_THROUGHPUT:-0}" = 1 ] && default_report=$OUT/throughput-1x1/reports
 DOBENCH_REPORT=${GPU_DOBENCH_REPORT:-$default_report}
 if [ "${GPU_DOBENCH:-0}" = 1 ] && [ -e "$DOBENCH_REPORT" ]; then
   stamp "timing vs do_bench ($DOBENCH_REPORT)"

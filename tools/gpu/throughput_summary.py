@@ -34,8 +34,7 @@ def main():
             for k in parts:
                 parts[k] += g.get("evidence", {}).get("time", {}).get(k, 0)
     per_kernel = [r.get("seconds", 0.0) for r in reports]
-    # Two-phase runs (run-on-h200.sh): a kernel is one correctness report (timing is its second).
-    runs = len(glob.glob(os.path.join(folder, "correctness", "*.json"))) or len(reports)
+    runs = len(reports)
     print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
     print(f"verdicts: {verdicts}; per-kernel wall median {statistics.median(per_kernel):.2f} s "
           f"(min {min(per_kernel):.2f}, max {max(per_kernel):.2f})")
