@@ -1,5 +1,6 @@
 // Host-wide locks on files (flock), and the GPU turn built on them: one sandbox executes on a GPU at a time.
 #pragma once
+#include <chrono>
 #include <string>
 
 namespace gauntlet {
@@ -46,10 +47,19 @@ class GpuTurn {
   // Seconds spent waiting for the turn (0 when re-entered); a child's deadline is extended by it.
   double waited_seconds() const { return waited_; }
 
+  // This process's outer turns so far, for "where the time goes" (verify reports them per kernel).
+  struct Totals {
+    long turns = 0;
+    double waited_seconds = 0, held_seconds = 0;
+  };
+  static Totals process_totals();
+
  private:
   std::string path_;
   FileLock lock_;
   double waited_ = 0;
+  bool outer_ = false;
+  std::chrono::steady_clock::time_point granted_;
 };
 
 }  // namespace gauntlet

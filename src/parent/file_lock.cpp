@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 #include "gauntlet/sandbox.h"
 
@@ -47,20 +48,39 @@ std::string gpu_turn_path(int gpu_index) {
 namespace {
 // The turns this thread holds, by lock file, with their nesting depth.
 thread_local std::map<std::string, int> t_held_turns;
+std::mutex g_totals_mu;
+GpuTurn::Totals g_totals;
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 }  // namespace
 
 GpuTurn::GpuTurn(int gpu_index) : path_(gpu_turn_path(gpu_index)) {
   int& depth = t_held_turns[path_];
   if (depth++ > 0) return;
+  outer_ = true;
   const auto t0 = std::chrono::steady_clock::now();
   lock_.lock(path_, FileLock::Mode::Exclusive);
-  waited_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  granted_ = std::chrono::steady_clock::now();
+  waited_ = seconds_between(t0, granted_);
 }
 
 GpuTurn::~GpuTurn() {
   auto it = t_held_turns.find(path_);
   if (it != t_held_turns.end() && --it->second <= 0) t_held_turns.erase(it);
-  // lock_ releases itself (outer turn only; an inner one never opened the file)
+  if (!outer_) return;
+  const double held = seconds_between(granted_, std::chrono::steady_clock::now());
+  lock_.unlock();
+  std::lock_guard<std::mutex> lock(g_totals_mu);
+  ++g_totals.turns;
+  g_totals.waited_seconds += waited_;
+  g_totals.held_seconds += held;
+}
+
+GpuTurn::Totals GpuTurn::process_totals() {
+  std::lock_guard<std::mutex> lock(g_totals_mu);
+  return g_totals;
 }
 
 }  // namespace gauntlet

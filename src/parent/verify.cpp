@@ -165,6 +165,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   report.kernel_hash = report.build.source_hash.empty() ? sha256_file_hex(manifest.source) : report.build.source_hash;
 
   CaseSpace space(*schema, manifest);
+  const GpuTurn::Totals turns_before = GpuTurn::process_totals();
   GateContext base{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
                    report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, ""};
   // The timing gate's timed loop keeps its GPU turn (file_lock.h) from the first timed call to the
@@ -287,6 +288,13 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   }
   report.verdict = any_fail ? "fail" : any_error ? "error" : "pass";
   report.environment = environment_json(launcher, ctx.sandbox_note, manifest.device);
+  if (manifest.device == "cuda") {
+    // This kernel's children's turns on the GPU (an audit lane or verify runs one kernel at a time).
+    const GpuTurn::Totals t = GpuTurn::process_totals();
+    report.environment["gpu_turns"] = {{"turns", t.turns - turns_before.turns},
+                                       {"waited_seconds", t.waited_seconds - turns_before.waited_seconds},
+                                       {"held_seconds", t.held_seconds - turns_before.held_seconds}};
+  }
   if (python) report.environment["module"] = {{"kind", "python"}, {"worker", "python/gauntlet_pyworker.py"}, {"entry", manifest.entry}};
   if (module_ref) report.environment["module"]["oracle"] = module_oracle_json(*module_ref);
   if (!report.build.ok || report.build.cache_hit || report.build.seconds > 0)

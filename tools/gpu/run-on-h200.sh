@@ -13,7 +13,9 @@
 #   GPU_TESTS=1       also build and run the unit tests (default 0): Cuda*:Gpu*, Timing*, then
 #   GPU_TEST_FILTER=  this gtest filter (default Wire*:Builder*)
 #   GPU_PREBUILD=1    build every CUDA corpus kernel, in parallel (GPU_PREBUILD_JOBS, default 12)
-#   GPU_SELFTEST=1    `gauntlet selftest` over the CUDA corpus (GPU_SELFTEST_FILTER, default _cuda)
+#   GPU_SELFTEST=1    `gauntlet selftest` over the CUDA corpus (GPU_SELFTEST_FILTER, default _cuda;
+#                     GPU_SELFTEST_LIMIT: seconds before a selftest run is cut short)
+#   GPU_CTX_BENCH=1   fresh CUDA context starts, 1-16 processes at once (tools/gpu/ctx_bench.cu)
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS)
@@ -94,6 +96,9 @@ export GAUNTLET_CACHE=$BUILD_DIR/kernel-cache
 export GAUNTLET_WORKER=$BUILD_DIR/gauntlet-worker
 export GAUNTLET_SCHEMAS=$ROOT/opschemas
 export GAUNTLET_CUDA_ARCH=${GAUNTLET_CUDA_ARCH:-sm_90}
+# The Python module worker runs under the python3 that has torch (and Triton) on this host.
+export GAUNTLET_PYTHON=${GAUNTLET_PYTHON:-$(command -v python3)}
+python3 -c 'import torch.utils.cpp_extension as c, importlib.util as u; print("ninja", c.is_ninja_available(), "triton", u.find_spec("triton") is not None)' >> "$OUT/env.txt" 2>&1
 rc=0
 
 # ---- 4. unit tests (optional) -------------------------------------------------------------------
@@ -132,10 +137,18 @@ if [ "${GPU_SELFTEST:-0}" = 1 ]; then
     n=$((n + 1))
     stamp "selftest $f"
     # shellcheck disable=SC2086
-    "$BUILD_DIR"/gauntlet selftest --filter "$f" --seed 1 --no-kbcheck ${GPU_SELFTEST_ARGS:-} \
+    timeout "${GPU_SELFTEST_LIMIT:-3000}" "$BUILD_DIR"/gauntlet selftest --filter "$f" --seed 1 --no-kbcheck ${GPU_SELFTEST_ARGS:-} \
       --json "$OUT/selftest-cuda-$n.json" > "$OUT/selftest-cuda-$n.log" 2>&1 || rc=1
     tail -30 "$OUT/selftest-cuda-$n.log"
   done
+fi
+# GPU_CTX_BENCH=1: how fresh CUDA contexts start when 1, 2, 4, 8, 16 processes start at once
+# (tools/gpu/ctx_bench.cu): the floor under one fresh-context sandbox per (kernel, gate).
+if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
+  stamp "context start bench"
+  nvcc -O2 -o "$BUILD_DIR/ctx_bench" tools/gpu/ctx_bench.cu -lcuda > "$OUT/ctx-bench.md" 2>&1 &&
+    "$BUILD_DIR/ctx_bench" 1 1 2 4 8 16 16 >> "$OUT/ctx-bench.md" 2>&1
+  cat "$OUT/ctx-bench.md"
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, as kernels per
 # hour, under each of GPU_TP_CONFIGS (default "1x1 4x3 8x2 12x1"): PxJ is P `gauntlet verify`
@@ -168,7 +181,7 @@ fi
 # GPU_AUDIT=1: `gauntlet audit` of the CUDA controls and planted bugs with --gpus 0 --gpu-jobs
 # GPU_AUDIT_JOBS (default 8): verdicts, summary and wall time (audit-*.log, audit-*.json).
 if [ "${GPU_AUDIT:-0}" = 1 ]; then
-  for part in controls_cuda bugs_cuda; do
+  for part in ${GPU_AUDIT_PARTS:-controls_cuda bugs_cuda}; do
     stamp "audit: corpus/$part"
     a0=$(date +%s.%N)
     "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-8}" --db "$OUT/audit-$part.db" \

@@ -34,6 +34,7 @@ def main():
             for k in parts:
                 parts[k] += g.get("evidence", {}).get("time", {}).get(k, 0)
     per_kernel = [r.get("seconds", 0.0) for r in reports]
+    turns = [r.get("environment", {}).get("gpu_turns", {}) for r in reports]
     runs = len(reports)
     print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
     print(f"verdicts: {verdicts}; per-kernel wall median {statistics.median(per_kernel):.2f} s "
@@ -51,6 +52,12 @@ def main():
     print(f"children {parts['children']}, summed: spawn {parts['spawn_seconds']:.1f} s, inputs+oracle "
           f"{parts['oracle_seconds']:.1f} s, inside kernels {parts['kernel_seconds']:.1f} s, worker round trips "
           f"{parts['worker_round_trip_seconds']:.1f} s")
+    if any(turns):
+        held = [t.get("held_seconds", 0.0) for t in turns]
+        waited = [t.get("waited_seconds", 0.0) for t in turns]
+        print(f"GPU turns: {sum(t.get('turns', 0) for t in turns)}, held {sum(held):.1f} s "
+              f"(median {statistics.median(held):.2f} s a kernel), waited {sum(waited):.1f} s; "
+              f"held / wall = {sum(held) / wall:.2f} (1.0: the GPU's turns never idle)")
     return 0
 
 
