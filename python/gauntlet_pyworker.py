@@ -239,7 +239,7 @@ def decode_policy(text):
 # ---- sandbox -----------------------------------------------------------------------------------
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
 
 
@@ -257,7 +257,8 @@ def install_seccomp(seccomp, toolchain=False):
     f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     trap = seccomp.TRAP
     procs = [] if toolchain else ["execve", "execveat", "fork", "vfork"]
-    for name in ["socket", "socketpair", "connect", "bind", "listen", "accept", "accept4"] + procs + [
+    network = ["socketpair", "accept", "accept4"] + ([] if toolchain else ["socket", "connect", "bind", "listen"])
+    for name in network + procs + [
                  "ptrace", "process_vm_readv", "process_vm_writev", "mount",
                  "umount2", "unshare", "setns", "chroot", "pivot_root", "bpf", "perf_event_open", "keyctl",
                  "add_key", "request_key", "io_uring_setup", "kexec_load", "init_module", "finit_module",
@@ -266,6 +267,16 @@ def install_seccomp(seccomp, toolchain=False):
             f.add_rule(trap, name)
         except Exception:  # a name this libseccomp does not know on this architecture
             pass
+    if toolchain:
+        # The CUDA driver's start probes for an MPS server: socket(AF_UNIX, SOCK_SEQPACKET), then
+        # connect() to its control path, carrying on at ENOENT; a refused socket() makes CUDA fail
+        # (error 304). As in the C++ child: only that kind of socket, every connect() answers
+        # ENOENT, bind/listen stay allowed (private network namespace and /tmp; nothing connects).
+        AF_UNIX, SOCK_TYPE_MASK = 1, 0xf
+        f.add_rule(trap, "socket", seccomp.Arg(0, seccomp.NE, AF_UNIX))
+        for sock_type in (1, 2, 3, 4, 10):  # stream, dgram, raw, rdm, packet: all but seqpacket
+            f.add_rule(trap, "socket", seccomp.Arg(1, seccomp.MASKED_EQ, SOCK_TYPE_MASK, sock_type))
+        f.add_rule(seccomp.ERRNO(errno.ENOENT), "connect")
     CLONE_THREAD = 0x10000
     if not toolchain:
         f.add_rule(trap, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
@@ -289,6 +300,13 @@ def enter_sandbox(policy, device="cpu"):
         if ok:
             ok, why = _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
         layers.append("private-tmp" if ok else "private-tmp=unavailable(%s)" % why)
+    if device == "cuda" and (policy.namespaces & NS_PID) and (policy.namespaces & NS_MOUNT):
+        # The CUDA driver needs /proc to match the pid namespace it runs in (else
+        # cudaGetDeviceCount fails with error 304), as src/worker/sandbox_child.cpp does.
+        if not policy.private_tmp:
+            _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+        ok, why = _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+        layers.append("private-proc" if ok else "private-proc=unavailable(%s)" % why)
     if any(n.startswith("nvidia") for n in os.listdir("/dev")):
         layers.append("gpu-visible(the Python worker does not hide GPU nodes yet)")
     if policy.drop_privileges and os.geteuid() == 0 and not (policy.namespaces & NS_USER):
@@ -882,6 +900,16 @@ def serve(policy):
     global DEVICE
     if load["device"] == "cuda" and not load["entry"].startswith(REFERENCE_PREFIX):
         DEVICE = "cuda"
+        # load_inline runs ninja and nvcc, Triton ptxas: the scrubbed PATH (/usr/bin:/bin) must
+        # also reach this interpreter's scripts (pip's ninja), /usr/local and the CUDA toolkit.
+        extra = [os.path.dirname(sys.executable), "/usr/local/bin", "/usr/local/cuda/bin"]
+        try:
+            import ninja  # the pip package keeps its binary beside itself
+            extra.insert(0, ninja.BIN_DIR)
+        except Exception:  # noqa: BLE001
+            pass
+        path = os.environ.get("PATH", "/usr/bin:/bin").split(":")
+        os.environ["PATH"] = ":".join([d for d in extra if d not in path] + path)
         # load_inline's and Triton's builds are cached outside the private /tmp, so one gate's
         # child builds and the others (and later runs) load (docs/modules.md, "CUDA modules").
         for var, leaf in (("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("TRITON_CACHE_DIR", "triton_cache")):
