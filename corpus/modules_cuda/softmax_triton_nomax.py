@@ -24,6 +24,8 @@ def softmax(x):
     x2 = x.contiguous().reshape(-1, shape[-1]) if x.dim() else x.reshape(1, 1)
     y = torch.empty_like(x2)
     rows, cols = x2.shape
+    if cols > 16384:  # one program holds a whole row: larger rows are outside this kernel's contract
+        raise ValueError("softmax: rows of %d elements exceed the 16384 this kernel supports" % cols)
     if rows and cols:
         softmax_kernel[(rows,)](x2, y, x2.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
     return y.reshape(shape)
