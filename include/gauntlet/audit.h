@@ -56,7 +56,7 @@ struct AuditOptions {
   SandboxOptions sandbox;              // per gate process; gpu_index is set per GPU lane
   int jobs = 1;                        // CPU gate processes at once, across kernels
   std::vector<int> gpus;               // GPU lanes (--gpus); empty: GPU 0 when a CUDA device exists
-  int gpu_lanes = 1;                   // CUDA kernels in flight per GPU (--gpu-jobs), one lane each
+  int gpu_lanes = 4;                   // CUDA kernels in flight per GPU (--gpu-jobs), one lane each
   Shard shard;
   int progress_seconds = 10;           // a plain progress line this often when stderr is not a terminal
 };

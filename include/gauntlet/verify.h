@@ -48,8 +48,8 @@ struct VerifyOptions {
   // Gate processes of this kernel run at once (--jobs); timing always runs last and alone. 1:
   // one after another. Verdicts do not depend on it (every gate's cases come from its own seed).
   int jobs = 1;
-  // The same for a CUDA kernel's gates, which share its GPU (--gpu-jobs; 1, the SPEC's one
-  // sandbox per GPU at a time, unless asked).
+  // The same for a CUDA kernel's gates (--gpu-jobs, 4 on the command line): their children start
+  // side by side and execute on the GPU one at a time (GpuTurn, file_lock.h).
   int gpu_jobs = 1;
   // Shared slots when several kernels are verified at once; null: this kernel's own `jobs` slots.
   GateSlots* slots = nullptr;

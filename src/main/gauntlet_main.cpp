@@ -34,7 +34,7 @@ struct VerifyFlags {
   std::string junit_path;
   std::vector<std::string> attrs;
   uint64_t seed = 0;
-  int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 1;
+  int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 4;
   bool seed_given = false, no_zygote = false, quiet = false;
 };
 
@@ -260,7 +260,7 @@ int main(int argc, char** argv) {
   verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
   verify->add_option("--jobs,-j", vf.jobs, "gate processes at once (default: one per CPU, at most 12; timing always runs alone)")
       ->check(CLI::Range(1, 256));
-  verify->add_option("--gpu-jobs", vf.gpu_jobs, "gate processes in flight for a CUDA kernel: they start side by side and take turns executing on the GPU (default 1)")
+  verify->add_option("--gpu-jobs", vf.gpu_jobs, "gate processes in flight for a CUDA kernel: they start side by side and take turns executing on the GPU (default 4)")
       ->check(CLI::Range(1, 64));
 
   VerifyFlags kf;
@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
   selftest->add_option("--memory-limit", sf.memory, "host memory per gate process (default 4G)");
   selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
   selftest->add_option("--jobs,-j", sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
-  selftest->add_option("--gpu-jobs", sf.gpu_jobs, "gate processes in flight for a CUDA kernel, taking turns on the GPU (default 1)")->check(CLI::Range(1, 64));
+  selftest->add_option("--gpu-jobs", sf.gpu_jobs, "gate processes in flight for a CUDA kernel, taking turns on the GPU (default 4)")->check(CLI::Range(1, 64));
 
   AuditOptions ao;
   ao.verify.seed = 1;  // fixed, so that a rerun (and every shard) continues the same audit
@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
   audit->add_option("--json", ao.json_path, "write a JSON array, one record per kernel in the verify --json format");
   audit->add_option("--jobs,-j", af.v.jobs, "CPU gate processes at once, across kernels (default: one per CPU)")->check(CLI::Range(1, 256));
   audit->add_option("--gpus", af.gpus, "GPU indices for CUDA kernels (default 0 when present)");
-  audit->add_option("--gpu-jobs", ao.gpu_lanes, "CUDA kernels in flight per GPU, each a lane of its own; their children execute on the GPU one at a time (default 1)")
+  audit->add_option("--gpu-jobs", ao.gpu_lanes, "CUDA kernels in flight per GPU, each a lane of its own; their children execute on the GPU one at a time (default 4)")
       ->check(CLI::Range(1, 64));
   audit->add_option("--shard", af.shard, "i/n: audit only the i-th of n parts, split by kernel hash (default from Slurm/Kubernetes)");
   audit->add_option("--shard-count", af.shard_count, "shards of a Kubernetes indexed job (JOB_COMPLETION_INDEX gives the index)")
