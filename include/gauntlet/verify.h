@@ -1,5 +1,7 @@
 // Verifying one kernel: build it, run the gates in their own children, and report.
 #pragma once
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <functional>
@@ -22,20 +24,31 @@ namespace gauntlet {
 // Gate processes in flight, shared by every kernel verified at once (audit --jobs). A correctness
 // gate holds one slot; the timing gate holds them all (it must have the CPU cores and the GPU to
 // itself), and once it waits, no new gate starts until it has run, so it is never starved.
+//
+// `lent`, when given, counts slots that other processes lend this one while they have nothing to
+// do (an audit's idle lanes, in shared memory): they add to `slots`, so the last kernels of an
+// audit (one that hangs: a timeout per gate, wall-clock) spread over the whole machine.
 class GateSlots {
  public:
-  explicit GateSlots(int slots) : total_(slots < 1 ? 1 : slots), free_(total_) {}
-  int total() const { return total_; }
+  explicit GateSlots(int slots, const std::atomic<int>* lent = nullptr)
+      : base_(slots < 1 ? 1 : slots), lent_(lent) {}
+  int total() const { return base_ + (lent_ ? std::max(0, lent_->load()) : 0); }
   void acquire();
   void release();
   void acquire_all();
   void release_all();
 
  private:
+  // Waits for `ready` under `lock`; another process changes `lent_` without notifying, so then
+  // the condition is polled as well.
+  template <class Ready>
+  void wait(std::unique_lock<std::mutex>& lock, Ready ready);
   std::mutex mu_;
   std::condition_variable cv_;
-  const int total_;
-  int free_;
+  const int base_;
+  const std::atomic<int>* lent_;
+  int in_use_ = 0;
+  bool exclusive_ = false;
   int exclusive_waiting_ = 0;
 };
 
@@ -53,6 +66,9 @@ struct VerifyOptions {
   int gpu_jobs = 1;
   // Shared slots when several kernels are verified at once; null: this kernel's own `jobs` slots.
   GateSlots* slots = nullptr;
+  // Slots lent by other processes while they idle (GateSlots), added to a CPU kernel's own `jobs`
+  // slots; an audit's CPU lanes lend theirs when the corpus has nothing left for them.
+  const std::atomic<int>* lent_slots = nullptr;
   // Resuming (audit): gates whose verdicts are already stored; they are not run again.
   std::map<std::string, GateVerdict> known;
   // Called once per gate that ran, as its verdict is final (serialized; from a gate thread).

@@ -115,11 +115,14 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   db.reset();  // each lane opens its own connection; one must not cross fork()
 
   // Lane processes (audit_lane.cpp says why not threads), taking kernels from shared counters.
-  auto* next = static_cast<std::atomic<size_t>*>(
-      mmap(nullptr, 2 * sizeof(std::atomic<size_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  if (next == MAP_FAILED) return fail(std::string("cannot map shared memory: ") + strerror(errno));
+  // After them, the gate slots that CPU lanes with nothing left to take lend the others.
+  const size_t shared_bytes = 2 * sizeof(std::atomic<size_t>) + sizeof(std::atomic<int>);
+  void* shared = mmap(nullptr, shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) return fail(std::string("cannot map shared memory: ") + strerror(errno));
+  auto* next = static_cast<std::atomic<size_t>*>(shared);
   new (&next[0]) std::atomic<size_t>(0);
   new (&next[1]) std::atomic<size_t>(0);
+  auto* lent = new (static_cast<char*>(shared) + 2 * sizeof(std::atomic<size_t>)) std::atomic<int>(0);
   // The CPU lanes' host lock (audit_lane.h): two files, which every lane opens itself (a flock
   // belongs to an open file, not to a process). Unlinked at once, so that a killed audit leaves
   // nothing behind; the lanes reopen them through the descriptors they inherit (/proc/self/fd).
@@ -146,6 +149,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   // CPU lanes: --jobs of them; correctness gates side by side, a measuring timing gate alone.
   base.work = &cpu;
   base.next = &next[0];
+  base.lent_slots = lent;
   base.host_lock = jobs > 1;
   if (base.host_lock && !lock_pair(&base.lock_path, &base.turnstile_path))
     return fail("cannot create a lock file in /tmp: " + std::string(strerror(errno)));
@@ -210,7 +214,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
       else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++lane_failures;
     }
   }
-  munmap(next, 2 * sizeof(std::atomic<size_t>));
+  munmap(shared, shared_bytes);
   for (int fd : lock_fds) close(fd);
   db = ResultsDb::open(o.db_path, &error);
   if (!db) return fail(error);

@@ -109,6 +109,7 @@ int run_lane(const LaneConfig& c) {
     // kernels of an audit (a hanging one: a timeout per gate) do not leave the other cores idle.
     vo.jobs = c.host_lock ? std::max(1, c.options->jobs) : 1;
     vo.slots = nullptr;
+    vo.lent_slots = c.host_lock ? c.lent_slots : nullptr;
     vo.known = w.known;
     std::string db_err;
     vo.on_gate = [&](const GateVerdict& v) {
@@ -159,6 +160,9 @@ int run_lane(const LaneConfig& c) {
     }
     send(c.progress_fd, "k " + rec.verdict + "\n");
   }
+  // Nothing left to take: this lane's slots go to the lanes still verifying (a hanging kernel's
+  // wall-clock timeouts then run several at once instead of waiting for each other).
+  if (c.host_lock && c.lent_slots) c.lent_slots->fetch_add(std::max(1, c.options->jobs));
   send(c.progress_fd, "o " + std::to_string(overhead_ns) + "\n");
   if (db_failed) {
     std::fprintf(stderr, "\ngauntlet: error: %s\n", err.c_str());

@@ -21,6 +21,9 @@ struct LaneConfig {
   std::vector<std::string> gates;            // the audit's gates, in order
   const std::vector<AuditWork>* work = nullptr;
   std::atomic<size_t>* next = nullptr;       // shared with the other lanes (MAP_SHARED memory)
+  // CPU lanes: gate slots lent by lanes that found nothing left to take (MAP_SHARED memory); a
+  // lane adds its --jobs here when it runs out, so the last kernels use the whole machine.
+  std::atomic<int>* lent_slots = nullptr;
   SandboxOptions sandbox;                    // gpu_index set for a GPU lane
   // CPU lanes share the machine: the timing gate takes an exclusive host lock (these two files),
   // correctness gates a shared one. GPU lanes take neither (the timing gate serializes its timed

@@ -77,29 +77,35 @@ BuildResult python_module_build(const KernelManifest& manifest) {
 
 }  // namespace
 
+template <class Ready>
+void GateSlots::wait(std::unique_lock<std::mutex>& lock, Ready ready) {
+  if (!lent_) return cv_.wait(lock, ready);
+  while (!ready()) cv_.wait_for(lock, std::chrono::milliseconds(50));
+}
+
 void GateSlots::acquire() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return free_ > 0 && exclusive_waiting_ == 0; });
-  --free_;
+  wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0 && in_use_ < total(); });
+  ++in_use_;
 }
 
 void GateSlots::release() {
   std::lock_guard<std::mutex> lock(mu_);
-  ++free_;
+  --in_use_;
   cv_.notify_all();
 }
 
 void GateSlots::acquire_all() {
   std::unique_lock<std::mutex> lock(mu_);
   ++exclusive_waiting_;
-  cv_.wait(lock, [&] { return free_ == total_; });
+  wait(lock, [&] { return !exclusive_ && in_use_ == 0; });
   --exclusive_waiting_;
-  free_ = 0;
+  exclusive_ = true;
 }
 
 void GateSlots::release_all() {
   std::lock_guard<std::mutex> lock(mu_);
-  free_ = total_;
+  exclusive_ = false;
   cv_.notify_all();
 }
 
@@ -181,7 +187,8 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   // A CUDA kernel's gates run --gpu-jobs at a time; their children start side by side but execute
   // on the GPU one at a time (GpuTurn, file_lock.h): contexts that run at once time-slice the GPU,
   // which on the H200 made each gate 20-50x slower (docs/gpu.md).
-  GateSlots own_slots(std::max(1, manifest.device == "cuda" ? options.gpu_jobs : options.jobs));
+  GateSlots own_slots(std::max(1, manifest.device == "cuda" ? options.gpu_jobs : options.jobs),
+                      manifest.device == "cuda" ? nullptr : options.lent_slots);
   GateSlots& slots = options.slots ? *options.slots : own_slots;
   std::mutex report_mu;  // progress lines, on_gate, sandbox_note
   std::atomic<bool> hang_shown_alone{false}, oom_shown_alone{false};
@@ -200,9 +207,6 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;
       v.message = "the manifest's dtypes leave nothing of the schema's domain";
-    } else if (python && name == "timing") {
-      v.status = Status::Skip;
-      v.message = "skip: the Python module worker does not implement the timing protocol yet (docs/modules.md)";
     } else {
       GateContext::Timing time;
       std::string note;
