@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <vector>
 
 #include "e2e_util.h"
 
@@ -29,6 +31,15 @@ std::string shell(const std::string& command, int* status = nullptr) {
     if (status) *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
   return out;
+}
+
+// The file validates against docs/junit.xsd (xmllint, which CI installs; skipped where missing).
+void expect_valid_junit(const std::string& path) {
+  if (shell("command -v xmllint 2>/dev/null").empty()) return;
+  int status = 0;
+  const std::string out =
+      shell("xmllint --noout --schema '" GAUNTLET_SOURCE_DIR "/docs/junit.xsd' '" + path + "' 2>&1", &status);
+  EXPECT_EQ(status, 0) << out;
 }
 
 // A headless Chromium: $GAUNTLET_CHROMIUM, else the first of Debian's and others' names on PATH.
@@ -119,10 +130,30 @@ TEST(Junit, VerifyWritesJunitThatAnXmlParserReads) {
   const std::string replay_file = body.substr(at + 24);
   EXPECT_EQ(access(replay_file.c_str(), R_OK), 0) << "the command names the replay file written: " << replay_file;
   EXPECT_EQ(suite["cases"][2]["kids"][0][0], "skipped") << "gradients: no backward entry";
-  // xmllint (libxml2), where installed, agrees that the document is well-formed.
-  if (!shell("command -v xmllint 2>/dev/null").empty()) {
-    shell("xmllint --noout '" + dir + "/junit.xml' 2>&1", &status);
-    EXPECT_EQ(status, 0);
+  expect_valid_junit(dir + "/junit.xml");
+}
+
+TEST(Junit, TheSchemaRejectsWhatCiReadersWouldNot) {
+  // docs/junit.xsd must be able to fail: a testcase without its time, or with two outcomes.
+  if (shell("command -v xmllint 2>/dev/null").empty()) GTEST_SKIP() << "xmllint not installed (apt-get install libxml2-utils)";
+  const std::string dir = temp_dir();
+  const std::string head = "<?xml version=\"1.0\"?><testsuites tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\" "
+                           "time=\"0.1\"><testsuite name=\"k\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\" "
+                           "time=\"0.1\">";
+  const std::string tail = "</testsuite></testsuites>\n";
+  const std::vector<std::pair<std::string, bool>> docs = {
+      {"<testcase classname=\"c\" name=\"g\" time=\"0.1\"><failure message=\"m\" type=\"wrong-result\">b</failure></testcase>", true},
+      {"<testcase classname=\"c\" name=\"g\"><failure message=\"m\" type=\"wrong-result\">b</failure></testcase>", false},
+      {"<testcase classname=\"c\" name=\"g\" time=\"0.1\"><failure message=\"m\" type=\"t\"/><error message=\"m\" "
+       "type=\"t\"/></testcase>", false},
+      {"<testcase classname=\"c\" name=\"g\" time=\"-1\"/>", false},
+  };
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const std::string path = dir + "/doc" + std::to_string(i) + ".xml";
+    std::ofstream(path) << head << docs[i].first << tail;
+    int status = 0;
+    shell("xmllint --noout --schema '" GAUNTLET_SOURCE_DIR "/docs/junit.xsd' '" + path + "' 2>&1", &status);
+    EXPECT_EQ(status == 0, docs[i].second) << docs[i].first;
   }
 }
 
@@ -196,6 +227,7 @@ TEST(Report, JunitAndJsonFromTheSameRecords) {
   EXPECT_NE(xml.find("<testsuites name=\"gauntlet\" tests=\"42\" failures=\"1\" errors=\"14\" skipped=\"2\""),
             std::string::npos)
       << xml.substr(0, 300);
+  expect_valid_junit(dir + "/r.xml");
 }
 
 TEST(Report, FromAnAuditDatabase) {
@@ -222,6 +254,7 @@ TEST(Report, FromAnAuditDatabase) {
   const std::string xml = read_file(dir + "/audit.xml");
   EXPECT_NE(xml.find("<testsuites name=\"gauntlet\" tests=\"4\" failures="), std::string::npos) << xml.substr(0, 300);
   EXPECT_NE(xml.find("replay: gauntlet replay " + replay), std::string::npos);
+  expect_valid_junit(dir + "/audit.xml");
   const std::string html = read_file(dir + "/report.html");
   EXPECT_NE(html.find("<code class=\"replay\">gauntlet replay " + replay + "</code>"), std::string::npos);
 
