@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "../src/parent/build_cache.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
+#include "gauntlet/module_oracle.h"
 #include "gauntlet/timing.h"
 
 namespace gauntlet {
@@ -198,6 +200,25 @@ nlohmann::json cubin_resources(const std::string& so_path) {
   return out;
 }
 
+// What the candidate is timed against, one timed run each. A native kernel: the op's ATen
+// implementation (the worker's library_baseline.cpp). A Python module (docs/modules.md): eager
+// Model (the module's reference class with the candidate's weights), torch.compile(Model) in a
+// child of its own (where torch has it and the child may run its compiler; otherwise the reply's
+// baseline_error says why), and the library op when the module is mapped to an op schema.
+struct Baseline {
+  std::string op;     // TimeRequest::baseline_op
+  std::string name;   // for the report
+  bool own_child = false;
+};
+
+std::vector<Baseline> baselines_for(const GateContext& ctx) {
+  if (!is_python_module(ctx.manifest)) return {{ctx.schema.name, "ATen " + ctx.schema.name}};
+  std::vector<Baseline> b = {{"module:eager", "eager Model"}};
+  if (!is_module_schema(ctx.schema)) b.push_back({ctx.schema.name, "ATen " + ctx.schema.name});
+  b.push_back({"module:compiled", "torch.compile(Model)", true});
+  return b;
+}
+
 // Holds the context's clock section for its lifetime (or until leave()).
 class ClockSection {
  public:
@@ -259,7 +280,11 @@ class TimingGate : public Gate {
       v.cases += int(sets.size());
     }
     v.evidence["dtypes"] = per_dtype;
-    if (ctx.manifest.device == "cuda") v.evidence["resources"] = cubin_resources(ctx.so_path);
+    if (ctx.manifest.device == "cuda")
+      v.evidence["resources"] = is_python_module(ctx.manifest)
+                                    ? nlohmann::json{{"note", "a Python module: no binary of its own to read "
+                                                              "(load_inline and Triton build theirs at run time)"}}
+                                    : cubin_resources(ctx.so_path);
     v.message.clear();
     for (const std::string& p : parts) v.message += (v.message.empty() ? "" : "; ") + p;
     return v;
@@ -307,7 +332,7 @@ class TimingGate : public Gate {
     // barrier costs a whole time slice (measured: ATen relu 0.1 ms alone, 16 ms with 2 threads
     // beside a build on 2 cores).
     const int cores = 1;
-    req.baseline_op = ctx.schema.name;
+    const std::vector<Baseline> baselines = baselines_for(ctx);
     req.max_iterations = std::max<uint32_t>(t.max_iterations * uint32_t(ctx.budget), req.min_iterations);
     req.budget_seconds = t.budget_seconds * ctx.budget;
     req.flush_bytes = cuda ? t.flush_bytes : 0;
@@ -319,38 +344,34 @@ class TimingGate : public Gate {
     std::unique_ptr<WorkerSession> session = open_session_with(ctx, name(), &v, load);
     if (!session) return v;
     child_s = since(phase);
+    // A candidate's error in any timed run is the candidate's verdict.
+    auto candidate_error = [&](const Outcome& o) {
+      runs[0].outcome = o;
+      GateVerdict e = verdict_from_outcome(name(), runs[0]);
+      e.cases = int(sets.size());
+      e.replay = write_replay(ctx, name(), runs[0], e);
+      return e;
+    };
     // Only the timed loop and the peak measurement need the device alone (ClockSection); inputs,
     // oracles, the child's start and the judging below run beside other work.
-    ClockSection clock(ctx);
+    std::optional<ClockSection> clock(std::in_place, ctx);
     phase = SteadyClock::now();
-    std::string payload, why;
-    Outcome o = session->exchange(wire::FrameType::Time, wire::encode(req), wire::FrameType::TimeReply, &payload);
-    wire::TimeReply rep;
-    if (o.kind == Outcome::Kind::Ok && !wire::decode(payload, &rep, &why)) {
-      o.kind = Outcome::Kind::Died;
-      o.category = Category::Crash;
-      o.message = "protocol violation: malformed timing reply (" + why + ")";
+    // One timed run per baseline (a native kernel has one: the library op), each interleaving the
+    // candidate with that baseline. All but a torch.compile baseline share the first child.
+    std::vector<wire::TimeReply> reps(baselines.size());
+    for (size_t b = 0; b < baselines.size(); ++b) {
+      if (baselines[b].own_child) continue;
+      req.baseline_op = baselines[b].op;
+      Outcome o = time_once(*session, req, &reps[b]);
+      if (o.kind != Outcome::Kind::Ok) return candidate_error(o);
     }
-    if (o.kind == Outcome::Kind::Ok && rep.code != 0) {
-      o.kind = rep.code == 2 ? Outcome::Kind::OutOfMemory : rep.code >= 100 ? Outcome::Kind::HarnessError
-                                                                              : Outcome::Kind::KernelError;
-      o.category = rep.code == 2 ? Category::OutOfMemory : rep.code >= 100 ? Category::HarnessError
-                                                                            : Category::RuntimeError;
-      o.message = rep.message;
-    }
-    if (o.kind != Outcome::Kind::Ok) {
-      runs[0].outcome = o;
-      v = verdict_from_outcome(name(), runs[0]);
-      v.cases = int(sets.size());
-      v.replay = write_replay(ctx, name(), runs[0], v);
-      return v;
-    }
+    const wire::TimeReply& rep = reps[0];
     // Device peaks: measured once per device, cached.
     const std::string device_name = cuda ? rep.device : cpu_model() + " x" + std::to_string(cores) + " thread";
     wire::DevicePeaks peaks;
     const std::string key = cache_key((cuda ? "cuda-" : "cpu-") + device_name);
     if (!load_peaks(key, &peaks)) {
-      std::string pp;
+      std::string pp, why;
       Outcome po = session->exchange(wire::FrameType::Peaks, "", wire::FrameType::PeaksReply, &pp);
       if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0) {
         if (!cuda) peaks.device = device_name;
@@ -358,29 +379,81 @@ class TimingGate : public Gate {
       }
     }
     clock_s = since(phase);
-    clock.leave();
+    clock.reset();
     session->finish();
+    // The module's child says when it cannot time torch.compile(Model) (no torch.compile, or a CPU
+    // child that may not run a compiler): then no child is started for it.
+    const std::string signature = session->signature(), no_compile = "\nno-compiled-baseline: ";
+    const size_t no_compile_at = signature.find(no_compile);
+    // torch.compile(Model) in a child of its own: compiling may take most of a gate's timeout,
+    // and a child that times out or dies while compiling costs the baseline, not the candidate
+    // (the candidate's own errors, reported in the reply's code, are still its own).
+    for (size_t b = 0; b < baselines.size(); ++b) {
+      if (!baselines[b].own_child) continue;
+      if (no_compile_at != std::string::npos) {
+        reps[b].baseline_error = signature.substr(no_compile_at + no_compile.size());
+        continue;
+      }
+      phase = SteadyClock::now();
+      GateVerdict not_started;
+      std::unique_ptr<WorkerSession> own = open_session_with(ctx, name(), &not_started, load);
+      child_s += since(phase);
+      if (!own) {
+        reps[b].baseline_error = "its child did not start: " + not_started.message;
+        continue;
+      }
+      clock.emplace(ctx);
+      phase = SteadyClock::now();
+      req.baseline_op = baselines[b].op;
+      wire::TimeReply r;
+      Outcome o = time_once(*own, req, &r);
+      clock_s += since(phase);
+      clock.reset();
+      own->finish();
+      if (o.kind == Outcome::Kind::Ok) reps[b] = std::move(r);
+      else if (r.code > 0 && r.code < 100) return candidate_error(o);
+      else reps[b].baseline_error = std::string("its child failed (") + category_name(o.category) + "): " + o.message;
+    }
     phase = SteadyClock::now();
     // The untimed outputs must be right (judged as the accuracy gate judges) ...
-    for (size_t s = 0; s < sets.size() && s < rep.verified.size(); ++s) {
-      std::string bad = judge_all(ctx, runs[s], rep.verified[s]);
-      if (!bad.empty()) return fail(ctx, runs[s], rep.verified[s], "untimed call at the timing shape: " + bad);
-    }
+    auto judge_untimed = [&](const wire::TimeReply& r) -> std::optional<GateVerdict> {
+      for (size_t s = 0; s < sets.size() && s < r.verified.size(); ++s) {
+        std::string bad = judge_all(ctx, runs[s], r.verified[s]);
+        if (!bad.empty()) return fail(ctx, runs[s], r.verified[s], "untimed call at the timing shape: " + bad);
+      }
+      return std::nullopt;
+    };
+    if (auto f = judge_untimed(reps[0])) return *f;
     // ... and every timed call must have returned the same bits as its set's untimed call.
-    if (rep.mismatches > 0) {
-      const size_t s = size_t(std::max(0, rep.first_mismatch_set));
-      const std::string what = std::to_string(rep.mismatches) + " of " + std::to_string(rep.candidate_ms.size()) +
-                               " timed calls returned outputs that differ from the same inputs' verified outputs "
-                               "(first: timed call " + std::to_string(rep.first_mismatch_call) + ", input set " +
-                               std::to_string(s) + ")";
+    const wire::TimeReply* first_bad = nullptr;
+    size_t first_bad_run = 0;
+    for (size_t b = 0; b < reps.size() && !first_bad; ++b)
+      if (reps[b].mismatches > 0) first_bad = &reps[b], first_bad_run = b;
+    if (first_bad) {
+      const size_t s = size_t(std::max(0, first_bad->first_mismatch_set));
+      std::string what = std::to_string(first_bad->mismatches) + " of " +
+                         std::to_string(first_bad->candidate_ms.size()) +
+                         " timed calls returned outputs that differ from the same inputs' verified outputs "
+                         "(first: timed call " + std::to_string(first_bad->first_mismatch_call) + ", input set " +
+                         std::to_string(s);
+      if (baselines.size() > 1) what += ", in the run beside " + baselines[first_bad_run].name;
+      what += ")";
       if (ctx.schema.determinism == "bitwise" || s >= runs.size())
-        return fail(ctx, runs[std::min(s, runs.size() - 1)], rep.mismatch_outputs, what);
-      std::string bad = judge_all(ctx, runs[s], rep.mismatch_outputs);
-      if (!bad.empty()) return fail(ctx, runs[s], rep.mismatch_outputs, what + ": " + bad);
+        return fail(ctx, runs[std::min(s, runs.size() - 1)], first_bad->mismatch_outputs, what);
+      std::string bad = judge_all(ctx, runs[s], first_bad->mismatch_outputs);
+      if (!bad.empty()) return fail(ctx, runs[s], first_bad->mismatch_outputs, what + ": " + bad);
     }
+    // The later runs' untimed calls (a module's further baselines) are judged too.
+    for (size_t b = 1; b < reps.size(); ++b)
+      if (auto f = judge_untimed(reps[b])) return *f;
 
-    const timing::Summary cand = timing::summarize(rep.candidate_ms);
-    const timing::Summary base = timing::summarize(rep.baseline_ms);
+    // The candidate's times from every run in the first child (one run for a native kernel; a
+    // child of its own is another process, whose times go only into its baseline's speedup).
+    std::vector<double> candidate_ms;
+    for (size_t b = 0; b < reps.size(); ++b)
+      if (!baselines[b].own_child)
+        candidate_ms.insert(candidate_ms.end(), reps[b].candidate_ms.begin(), reps[b].candidate_ms.end());
+    const timing::Summary cand = timing::summarize(candidate_ms);
     const DType dtype = sets[0].tensors.at(0).dtype;
     const Cost cost = cost_of(ctx.schema, sets[0]);
     const timing::Roofline roof =
@@ -410,17 +483,48 @@ class TimingGate : public Gate {
     // to itself (sending the sets, untimed and timed calls, peaks when not cached); judge: after.
     judge_s = since(phase);
     (*evidence)["host_seconds"] = {{"prepare", prepare_s}, {"child", child_s}, {"clock", clock_s}, {"judge", judge_s}};
-    if (!rep.baseline_ms.empty()) {
-      (*evidence)["baseline"] = summary_json(base);
-      (*evidence)["baseline"]["name"] = "ATen " + ctx.schema.name;
-      (*evidence)["speedup"] = cand.median > 0 ? base.median / cand.median : 0;
-    } else {
-      (*evidence)["baseline_error"] = rep.baseline_error;
-    }
+    // Each baseline's speedup is against the candidate's median in the same interleaved run. The
+    // first baseline that ran is "baseline"/"speedup" (the library op for a native kernel, eager
+    // Model for a module); a module's every baseline is in "baselines", with the reason for any
+    // that did not run.
     *summary = std::string(dtype_name(dtype)) + " " + fmt("%.4g ms", cand.median) + fmt(" (IQR %.0f%%)", 100 * cand.spread());
-    if (!rep.baseline_ms.empty())
-      *summary += fmt(", ATen %.4g ms", base.median) + fmt(", speedup %.2fx", base.median / std::max(cand.median, 1e-12));
-    if (peaks.copy_bytes_per_s > 0) *summary += fmt(", %.0f%% of roofline", 100 * utilization) + " (" + roof.bound + ")";
+    nlohmann::json all = nlohmann::json::array();
+    bool have_primary = false;
+    for (size_t b = 0; b < reps.size(); ++b) {
+      const wire::TimeReply& r = reps[b];
+      nlohmann::json e = {{"name", baselines[b].name}, {"op", baselines[b].op}};
+      if (r.baseline_ms.empty()) {
+        e["error"] = r.baseline_error;
+        all.push_back(e);
+        continue;
+      }
+      const timing::Summary base = timing::summarize(r.baseline_ms);
+      const double run_median = timing::summarize(r.candidate_ms).median;
+      const double speedup = run_median > 0 ? base.median / run_median : 0;
+      nlohmann::json s = summary_json(base);
+      s["name"] = baselines[b].name;
+      for (auto& [k, x] : s.items()) e[k] = x;
+      e["iterations"] = r.iterations;
+      e["candidate_median_ms"] = run_median;
+      e["speedup"] = speedup;
+      all.push_back(e);
+      if (baselines.size() == 1)
+        *summary += fmt(", ATen %.4g ms", base.median) + fmt(", speedup %.2fx", base.median / std::max(run_median, 1e-12));
+      else
+        *summary += ", " + baselines[b].name + fmt(" %.4g ms", base.median) + fmt(" (speedup %.2fx)", speedup);
+      if (!have_primary) {
+        (*evidence)["baseline"] = s;
+        (*evidence)["speedup"] = speedup;
+        have_primary = true;
+      }
+    }
+    if (!have_primary) (*evidence)["baseline_error"] = reps[0].baseline_error;
+    if (baselines.size() > 1) (*evidence)["baselines"] = all;
+    if (is_module_schema(ctx.schema))  // cost "0": no floor, no utilization
+      (*evidence)["roofline"] = {{"note", "an unmapped module has no cost model (flops, bytes): no physical floor; "
+                                          "map it to an op schema for one"}};
+    else if (peaks.copy_bytes_per_s > 0)
+      *summary += fmt(", %.0f%% of roofline", 100 * utilization) + " (" + roof.bound + ")";
     // Faster than physics allows: the work was not done inside the timed window.
     if (peaks.copy_bytes_per_s > 0 && roof.seconds > 0 && seconds < timing::kImplausibleFraction * roof.seconds) {
       std::vector<at::Tensor> outs = rep.verified.empty() ? std::vector<at::Tensor>{} : rep.verified[0];
@@ -437,6 +541,26 @@ class TimingGate : public Gate {
     }
     v.status = Status::Pass;
     return v;
+  }
+
+  // One Time exchange; a reply the parent cannot decode is a crash (protocol violation), a
+  // candidate's failure code its error or out-of-memory, a code of 100 or more the harness's.
+  Outcome time_once(WorkerSession& session, const wire::TimeRequest& req, wire::TimeReply* rep) {
+    std::string payload, why;
+    Outcome o = session.exchange(wire::FrameType::Time, wire::encode(req), wire::FrameType::TimeReply, &payload);
+    if (o.kind == Outcome::Kind::Ok && !wire::decode(payload, rep, &why)) {
+      o.kind = Outcome::Kind::Died;
+      o.category = Category::Crash;
+      o.message = "protocol violation: malformed timing reply (" + why + ")";
+    }
+    if (o.kind == Outcome::Kind::Ok && rep->code != 0) {
+      o.kind = rep->code == 2 ? Outcome::Kind::OutOfMemory : rep->code >= 100 ? Outcome::Kind::HarnessError
+                                                                                : Outcome::Kind::KernelError;
+      o.category = rep->code == 2 ? Category::OutOfMemory : rep->code >= 100 ? Category::HarnessError
+                                                                              : Category::RuntimeError;
+      o.message = rep->message;
+    }
+    return o;
   }
 
   // "" when every output is within tolerance of the oracle, else the first failure's evidence.

@@ -8,7 +8,8 @@ frames on fd 3 and writes them on fd 4, exactly as src/common/wire.cpp encodes t
   frame   = u32 magic "GNT1" | u32 type | u64 length | payload | u64 FNV-1a-64(payload)
   Load    -> LoadReply     so_path = the module's .py file, entry = the class name (ModelNew)
   Case    -> CaseReply     the module is called with the case's tensor arguments, in schema order
-  Time/Peaks -> TimeReply/PeaksReply-shaped error: the timing gate is not implemented here
+  Time    -> TimeReply     the timing gate's timed loop (candidate and a baseline interleaved)
+  Peaks   -> PeaksReply    the device's copy and matmul rates
   Bye / EOF -> exit 0
 
 KernelBench-style module: the file defines `class ModelNew(nn.Module)` (the entry), and optionally
@@ -340,6 +341,7 @@ def enter_sandbox(policy, device="cpu"):
         if seccomp is not None:
             try:
                 install_seccomp(seccomp, toolchain=device != "cpu")
+                SECCOMP["active"] = True
                 layers.append("seccomp" if device == "cpu" else "seccomp(toolchain: exec allowed for nvcc/ninja/ptxas)")
             except Exception as e:
                 return None, "seccomp filter failed: %s" % e
@@ -579,9 +581,8 @@ def run_case(model, req, record_ops):
     return rep
 
 
-def decode_case(payload):
-    r = Reader(payload)
-    case_id = r.u64()
+def decode_args(r):
+    """wire.cpp get_args: u32 count, then (u8 kind, value) per argument."""
     n = r.u32()
     if n > 64:
         raise Truncated("bad argument count")
@@ -598,6 +599,13 @@ def decode_case(payload):
             args.append(r.u8() != 0)
         else:
             raise Truncated("bad argument kind")
+    return args
+
+
+def decode_case(payload):
+    r = Reader(payload)
+    case_id = r.u64()
+    args = decode_args(r)
     repeat = r.u32()
     if not r.at_end():
         raise Truncated("trailing bytes after message")
@@ -642,6 +650,10 @@ def pick(mods, name):
     return None
 
 
+LOADED = {"mods": []}  # the candidate's module and its reference module (the timing baselines' Model)
+SECCOMP = {"active": False}  # whether this child installed the seccomp filter (torch.compile needs exec)
+
+
 def load_module(path, source, entry, ref=None):
     refmod = load_source(ref[0], ref[1], "gauntlet_reference") if ref else None
     mod = load_source(path, source)
@@ -655,6 +667,7 @@ def load_module(path, source, entry, ref=None):
     model = cls(*init()) if callable(init) else cls()
     if hasattr(model, "eval"):
         model = model.eval()
+    LOADED["mods"] = [mod, refmod]
     return model
 
 
@@ -836,27 +849,510 @@ class Reference:
         return rep
 
 
-def timing_unsupported_reply(ftype):
-    """Time/Peaks: not implemented in the Python worker; a harness-coded TimeReply says so."""
-    msg = "harness: the Python module worker does not implement the timing protocol yet (docs/modules.md)"
-    if ftype == T_TIME:
-        w = Writer()
-        w.u32(WORKER_INTERNAL_ERROR)
-        w.str(msg)
-        w.str("")  # timer
-        w.str("")  # device
-        w.i64(0)   # l2_bytes
-        w.u32(0)   # verified sets
-        w.u32(0)   # candidate samples
-        w.u32(0)   # baseline samples
-        w.str("")  # baseline_error
-        w.u32(0)
-        w.u32(0)
-        w.u32(0xFFFFFFFF)
-        w.u32(0)
-        w.u32(0)   # mismatch outputs
-        return T_TIME_REPLY, w.bytes()
-    return None, None
+# ---- timing: the Time and Peaks frames (src/worker/timing_loop.cpp, library_baseline.cpp) ---------
+#
+# A TimeRequest is answered exactly as the native worker answers it (include/gauntlet/timing.h):
+# the candidate once per input set, untimed (the outputs the parent verifies); the baseline's
+# availability; warm-up, which sizes the timed loop to the budget; then candidate and baseline
+# interleaved (alternating which goes first), rotating over the sets, each timed call's outputs
+# compared bitwise (NaN payloads aside) with its set's verified ones. CUDA: a scratch buffer zeroed
+# before every timed call (L2 flush), CUDA events on the current stream, the whole device
+# synchronized after the end event. CPU: the steady clock (time.perf_counter), `threads` threads.
+#
+# Baselines (the request's baseline_op): "module:eager" (the module's reference class Model, built
+# as the module oracle builds it: get_init_inputs(), seed 0, the candidate's shared weights, in the
+# inputs' dtype, on the module's device), "module:compiled" (torch.compile of that Model, where
+# torch has it and the child may run its compiler), or an op name (the library op, as the native
+# worker's library_baseline.cpp writes it, from the case's full argument list).
+
+MAX_SAMPLES = 1 << 20
+
+
+def decode_time(payload):
+    r = Reader(payload)
+    n = r.u32()
+    if n == 0 or n > 64:
+        raise Truncated("bad input-set count")
+    sets = [decode_args(r) for _ in range(n)]
+    m = {"sets": sets}
+    m["baseline_op"] = r.str()
+    m["warmup"] = r.u32()
+    m["min_iterations"] = r.u32()
+    m["max_iterations"] = r.u32()
+    m["budget_seconds"] = r.f64()
+    m["flush_bytes"] = r.u64()
+    threads = r.u32()
+    m["threads"] = threads - (1 << 32) if threads >= (1 << 31) else threads
+    if m["min_iterations"] == 0 or m["min_iterations"] > m["max_iterations"] or m["max_iterations"] > MAX_SAMPLES:
+        raise Truncated("bad iteration bounds")
+    if not r.at_end():
+        raise Truncated("trailing bytes after message")
+    return m
+
+
+def _put_tensors(w, ts):
+    w.u32(len(ts))
+    for t in ts:
+        put_tensor(w, t)
+
+
+def _put_samples(w, v):
+    w.u32(len(v))
+    for d in v:
+        w.f64(float(d))
+
+
+def new_time_reply(cuda):
+    return {"code": CALL_OK, "message": "", "timer": "cuda-events" if cuda else "steady-clock", "device": "",
+            "l2_bytes": 0, "verified": [], "candidate_ms": [], "baseline_ms": [], "baseline_error": "",
+            "iterations": 0, "mismatches": 0, "first_mismatch_set": -1, "first_mismatch_call": 0,
+            "mismatch_outputs": []}
+
+
+def encode_time_reply(rep):
+    """timing_wire.cpp encode(TimeReply)."""
+    w = Writer()
+    w.u32(rep["code"])
+    w.str(rep["message"])
+    w.str(rep["timer"])
+    w.str(rep["device"])
+    w.i64(int(rep["l2_bytes"]))
+    w.u32(len(rep["verified"]))
+    for outs in rep["verified"]:
+        _put_tensors(w, outs)
+    _put_samples(w, rep["candidate_ms"])
+    _put_samples(w, rep["baseline_ms"])
+    w.str(rep["baseline_error"])
+    w.u32(rep["iterations"])
+    w.u32(rep["mismatches"])
+    w.u32(rep["first_mismatch_set"])  # -1 goes as 0xFFFFFFFF, as the native cast does
+    w.u32(rep["first_mismatch_call"])
+    _put_tensors(w, rep["mismatch_outputs"])
+    return w.bytes()
+
+
+def encode_peaks(p):
+    """timing_wire.cpp encode(DevicePeaks)."""
+    w = Writer()
+    w.str(p["device"])
+    for k in ("copy_bytes_per_s", "matmul_flops_f32", "matmul_flops_f16", "matmul_flops_bf16"):
+        w.f64(float(p[k]))
+    w.str(p["how"])
+    return w.bytes()
+
+
+def same_bits(a, b):
+    """timing_loop.cpp same_bits: equal shapes, dtypes, devices and values, NaN where NaN."""
+    if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or a.device != b.device:
+        return False
+    if a.numel() == 0:
+        return True
+    ac, bc = a.contiguous(), b.contiguous()
+    if torch.equal(ac, bc):
+        return True
+    if not ac.is_floating_point():
+        return False
+    an, bn = ac.isnan(), bc.isnan()
+    return torch.equal(an, bn) and torch.equal(ac.masked_fill(an, 0), bc.masked_fill(bn, 0))
+
+
+class Timer:
+    """CUDA events on the current stream (the whole device synchronized after the end event), or
+    the steady clock on the CPU; milliseconds."""
+
+    def __init__(self, cuda):
+        self.cuda = cuda
+        self.t0 = 0.0
+        if cuda:
+            self.start_ev = torch.cuda.Event(enable_timing=True)
+            self.end_ev = torch.cuda.Event(enable_timing=True)
+
+    def start(self):
+        if self.cuda:
+            self.start_ev.record()
+        else:
+            self.t0 = time.perf_counter()
+
+    def stop(self):
+        if not self.cuda:
+            return (time.perf_counter() - self.t0) * 1000.0
+        self.end_ev.record()
+        torch.cuda.synchronize()
+        return float(self.start_ev.elapsed_time(self.end_ev))
+
+
+def _tensor_args(args):
+    return [a for a in args if isinstance(a, torch.Tensor)]
+
+
+def _library_baselines():
+    """library_baseline.cpp's table: one expression per op, the schema's argument order
+    (opschemas/<op>.json: inputs, then attributes)."""
+    import math
+    F = torch.nn.functional
+
+    def attention(q, k, v, causal):
+        if hasattr(F, "scaled_dot_product_attention"):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+        s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(float(q.size(-1)))
+        if causal:
+            mask = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).triu(1)
+            s = s.masked_fill(mask, float("-inf"))
+        return torch.matmul(torch.softmax(s, -1), v)
+
+    def rms_norm(a):
+        x = a[0]
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + a[2]) * a[1]
+
+    return {
+        "add": lambda a: a[0] + a[1],
+        "amax": lambda a: a[0].amax(dim=[a[1]]),
+        "bmm": lambda a: torch.bmm(a[0], a[1]),
+        "clamp": lambda a: torch.clamp(a[0], a[1], a[2]),
+        "conv2d": lambda a: F.conv2d(a[0], a[1], a[2], (a[3], a[3]), (a[4], a[4])),
+        "cross_entropy": lambda a: F.nll_loss(torch.log_softmax(a[0], 1), a[1]),
+        "cumsum": lambda a: torch.cumsum(a[0], a[1]),
+        "embedding": lambda a: torch.embedding(a[0], a[1]),
+        "gelu": lambda a: F.gelu(a[0]),
+        "layer_norm": lambda a: F.layer_norm(a[0], (a[0].size(-1),), a[1], a[2], a[3]),
+        "linear_relu": lambda a: torch.relu(F.linear(a[0], a[1], a[2])),
+        "log_softmax": lambda a: torch.log_softmax(a[0], a[1]),
+        "logsumexp": lambda a: torch.logsumexp(a[0], [a[1]]),
+        "matmul": lambda a: torch.mm(a[0], a[1]),
+        "mean": lambda a: a[0].mean([a[1]]),
+        "relu": lambda a: torch.relu(a[0]),
+        "rms_norm": rms_norm,
+        "sdpa": lambda a: attention(a[0], a[1], a[2], a[3]),
+        "sigmoid": lambda a: torch.sigmoid(a[0]),
+        "softmax": lambda a: torch.softmax(a[0], a[1]),
+        "sum": lambda a: a[0].sum([a[1]]),
+    }
+
+
+EAGER, COMPILED = "module:eager", "module:compiled"
+
+
+def compiled_baseline_unavailable():
+    """Why this child cannot time torch.compile(Model), or "" when it can try. The LoadReply's
+    signature carries it (a line "no-compiled-baseline: ..."), so the gate starts no child of its
+    own for that baseline in vain."""
+    if not hasattr(torch, "compile"):
+        return "torch %s has no torch.compile (it came with torch 2.0): no compiled baseline" % torch.__version__
+    if DEVICE == "cpu" and SECCOMP["active"]:
+        return ("torch.compile's Inductor builds C++ with a compiler it runs as a child process on the CPU, which "
+                "the CPU child's seccomp filter forbids (no exec): no compiled baseline for CPU modules")
+    return ""
+
+
+class NoBaseline(Exception):
+    """A baseline that does not exist here, with the reason (baseline_error), never a failure."""
+
+
+class Baselines:
+    """The timing baselines of a module, built on first use (see the section's comment)."""
+
+    def __init__(self, candidate):
+        self.candidate = candidate
+        self.built = {}
+
+    def _model(self, args):
+        mods = LOADED["mods"] or [None, None]
+        order = [mods[1], mods[0]]  # Model and get_init_inputs(): the reference module's first
+        cls = pick(order, "Model")
+        if cls is None:
+            raise NoBaseline("the module defines no 'Model' (the eager baseline is the reference class)")
+        torch.manual_seed(0)
+        init = pick(order, "get_init_inputs")
+        m = cls(*init()) if callable(init) else cls()
+        # The candidate's weights where the two share a state entry (as the module oracle does).
+        if hasattr(m, "state_dict") and hasattr(self.candidate, "state_dict"):
+            mine, theirs = m.state_dict(), self.candidate.state_dict()
+            take = {k: v.detach().to("cpu") for k, v in theirs.items()
+                    if k in mine and tuple(mine[k].shape) == tuple(v.shape) and mine[k].dtype == v.dtype}
+            if take:
+                mine.update(take)
+                m.load_state_dict(mine)
+        floating = [t.dtype for t in _tensor_args(args) if t.is_floating_point()]
+        if hasattr(m, "to"):
+            own = [p.dtype for p in list(m.parameters()) + list(m.buffers()) if p.is_floating_point()] \
+                if hasattr(m, "parameters") else []
+            if floating and own and own[0] != floating[0]:
+                m = m.to(floating[0])  # the framework's Model in the inputs' dtype
+            m = m.to(DEVICE)
+        return m.eval() if hasattr(m, "eval") else m
+
+    def _build(self, op, args):
+        if op == EAGER:
+            m = self._model(args)
+            return lambda a: as_outputs(m(*_tensor_args(a)))
+        if op == COMPILED:
+            why = compiled_baseline_unavailable()
+            if why:
+                raise NoBaseline(why)
+            try:
+                import torch._inductor.config as inductor_config
+                inductor_config.compile_threads = 1  # no pool of compile worker processes
+            except Exception:  # noqa: BLE001
+                pass
+            cm = torch.compile(self._model(args))
+            return lambda a: as_outputs(cm(*_tensor_args(a)))
+        table = _library_baselines()
+        if op not in table:
+            raise NoBaseline("no library baseline for op %s" % op)
+        fn = table[op]
+        return lambda a: as_outputs(fn(a))
+
+    def callee(self, op, args):
+        if op not in self.built:
+            self.built[op] = self._build(op, args)
+        return self.built[op]
+
+
+def _call(fn, args, sync):
+    """(outputs, code, message) of one call under no_grad; sync: wait for the device (CUDA)."""
+    try:
+        with torch.no_grad():
+            outs = fn(args)
+        if sync:
+            torch.cuda.synchronize()  # an asynchronous fault belongs to this call
+        return outs, CALL_OK, ""
+    except BaseException as e:  # noqa: B902 - nothing may escape the serve loop
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            e = RuntimeError("the module raised %s" % type(e).__name__)
+        r = exception_reply({}, e)
+        return None, r["code"], r["message"]
+
+
+def run_timing(model, req, baselines):
+    """timing_loop.cpp run_timing, for a module (candidate: model(*tensor arguments)); no autograd."""
+    with torch.no_grad():
+        return _run_timing(model, req, baselines)
+
+
+def _run_timing(model, req, baselines):
+    cuda = DEVICE == "cuda"
+    rep = new_time_reply(cuda)
+
+    def failed(code, message):
+        rep["code"] = code
+        rep["message"] = message
+        return rep
+
+    try:
+        if not cuda:
+            torch.set_num_threads(max(1, req["threads"]))
+        sets = req["sets"]
+        timer = Timer(cuda)
+        if cuda:
+            try:
+                rep["device"] = torch.cuda.get_device_name()
+                props = torch.cuda.get_device_properties(torch.cuda.current_device())
+                rep["l2_bytes"] = int(getattr(props, "L2_cache_size", 0) or 0)
+            except Exception:  # noqa: BLE001 - the name is for the report only
+                pass
+        flush = None
+        if cuda and req["flush_bytes"] > 0:
+            flush = torch.empty(req["flush_bytes"], dtype=torch.uint8, device="cuda")
+
+        def candidate(args):
+            return as_outputs(model(*_tensor_args(args)))
+
+        # Untimed first calls: the outputs the parent verifies, and the baseline's availability.
+        verified = []
+        t_first = time.perf_counter()
+        for args in sets:
+            outs, code, message = _call(candidate, args, cuda)
+            if code != CALL_OK:
+                return failed(code, message)
+            outs = [t.clone() for t in outs]  # the module may hand out a reused buffer
+            verified.append(outs)
+            rep["verified"].append([t.detach().cpu().contiguous() for t in outs])
+        first_seconds = (time.perf_counter() - t_first) / len(sets)
+        op = req["baseline_op"]
+        have = bool(op)
+        base = None
+        if not have:
+            rep["baseline_error"] = "no baseline requested"
+        else:
+            try:
+                base = baselines.callee(op, sets[0])
+            except NoBaseline as e:
+                have = False
+                rep["baseline_error"] = str(e)
+            except BaseException as e:  # noqa: B902
+                have = False
+                rep["baseline_error"] = "the baseline %s could not be built: %s: %s" % (op, type(e).__name__,
+                                                                                     first_line(e))
+            if have:
+                _, code, message = _call(base, sets[0], cuda)
+                if code != CALL_OK:
+                    have = False
+                    rep["baseline_error"] = "the baseline %s threw: %s" % (op, message)
+        # Warm-up, which also estimates a call's cost so the timed loop fits the budget.
+        warm = 0.0
+        for w in range(req["warmup"]):
+            for who in ("candidate", "baseline"):
+                if who == "baseline" and not have:
+                    continue
+                t0 = time.perf_counter()
+                _, code, message = _call(candidate if who == "candidate" else base, sets[w % len(sets)], cuda)
+                warm += time.perf_counter() - t0
+                if code != CALL_OK:
+                    if who == "candidate":
+                        return failed(code, message)
+                    have = False
+                    rep["baseline_error"] = "the baseline %s threw: %s" % (op, message)
+        per_round = max(1e-6, warm / req["warmup"] if req["warmup"] > 0 else 2 * first_seconds)
+        iterations = int(min(max(req["budget_seconds"] / per_round, req["min_iterations"]), req["max_iterations"]))
+        rep["iterations"] = iterations
+
+        for i in range(iterations):
+            s = i % len(sets)
+            # Alternate which goes first, so neither always runs right after the other.
+            for who in (("candidate", "baseline") if i % 2 == 0 else ("baseline", "candidate")):
+                if who == "baseline" and not have:
+                    continue
+                fn = candidate if who == "candidate" else base
+                if flush is not None:
+                    flush.zero_()  # on the current stream, before the start event
+                code, message, outs = CALL_OK, "", None
+                timer.start()
+                try:
+                    outs = fn(sets[s])  # grad mode is off for the whole request (run_timing)
+                except BaseException as e:  # noqa: B902
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        e = RuntimeError("the module raised %s" % type(e).__name__)
+                    r = exception_reply({}, e)
+                    code, message = r["code"], r["message"]
+                try:
+                    ms = timer.stop()
+                except Exception as e:  # noqa: BLE001 - an asynchronous fault of the call
+                    ms = 0.0
+                    if code == CALL_OK:
+                        code, message = CALL_EXCEPTION, "CUDA error after the call: %s" % first_line(e)
+                if code != CALL_OK:
+                    if who == "candidate":
+                        return failed(code, message)
+                    have = False
+                    rep["baseline_error"] = "the baseline %s threw: %s" % (op, message)
+                    rep["baseline_ms"] = []
+                    continue
+                if who == "baseline":
+                    rep["baseline_ms"].append(ms)
+                    continue
+                rep["candidate_ms"].append(ms)
+                same = len(outs) == len(verified[s]) and all(same_bits(o, v) for o, v in zip(outs, verified[s]))
+                if not same:
+                    if rep["mismatches"] == 0:
+                        rep["first_mismatch_set"] = s
+                        rep["first_mismatch_call"] = i
+                        rep["mismatch_outputs"] = [o.detach().cpu().contiguous() for o in outs]
+                    rep["mismatches"] += 1
+    except Exception as e:  # noqa: BLE001
+        rep["code"] = WORKER_INTERNAL_ERROR
+        rep["message"] = "worker error while timing: %s: %s" % (type(e).__name__, first_line(e))
+    return rep
+
+
+def _best_seconds(cuda, reps, fn):
+    timer = Timer(cuda)
+    best = 1e30
+    for _ in range(reps):
+        timer.start()
+        fn()
+        best = min(best, timer.stop() / 1000.0)
+    return best
+
+
+def measure_peaks():
+    """timing_loop.cpp measure_peaks, with torch: the copy rate and the matmul rates of the device."""
+    cuda = DEVICE == "cuda"
+    p = {"device": "", "copy_bytes_per_s": 0.0, "matmul_flops_f32": 0.0, "matmul_flops_f16": 0.0,
+         "matmul_flops_bf16": 0.0, "how": ""}
+    try:
+        dev = "cuda" if cuda else "cpu"
+        # A CPU's name is the parent's to give (it keys the cache with it); the GPU's only the child sees.
+        if cuda:
+            try:
+                p["device"] = torch.cuda.get_device_name()
+            except Exception:  # noqa: BLE001
+                p["device"] = "CUDA device"
+        # Copy rate: GPU 1 GiB (far past the L2, which the gate flushes before every call); CPU the
+        # cache-resident rate of a 256 KiB copy, in batches of 10 so Python's per-call overhead
+        # (a few microseconds, as long as the copy itself) does not lower it.
+        copy_bytes = (1 << 30) if cuda else (1 << 18)
+        src = torch.empty(copy_bytes, dtype=torch.uint8, device=dev).fill_(1)
+        dst = torch.empty(copy_bytes, dtype=torch.uint8, device=dev)
+        if cuda:
+            s = _best_seconds(True, 5, lambda: dst.copy_(src))
+        else:
+            batch = 10
+
+            def copies():
+                for _ in range(batch):
+                    dst.copy_(src)
+            s = _best_seconds(False, 200, copies) / batch
+        if s > 0:
+            p["copy_bytes_per_s"] = 2.0 * copy_bytes / s
+        del src, dst
+
+        def rate(dtype, n):
+            a = torch.randn(n, n, dtype=dtype, device=dev)
+            b = torch.randn(n, n, dtype=dtype, device=dev)
+            c = torch.mm(a, b)  # warm-up (library handles, kernel selection)
+            t = _best_seconds(cuda, 5, lambda: torch.mm(a, b, out=c))
+            return 2.0 * n * n * n / t if t > 0 else 0.0
+
+        if cuda:
+            # A float32 kernel may use TF32 tensor cores: its floor is the TF32 rate.
+            tf32 = torch.backends.cuda.matmul.allow_tf32
+            torch.backends.cuda.matmul.allow_tf32 = True
+            try:
+                p["matmul_flops_f32"] = rate(torch.float32, 8192)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+            p["matmul_flops_f16"] = rate(torch.float16, 8192)
+            p["matmul_flops_bf16"] = rate(torch.bfloat16, 8192)
+            p["how"] = ("device copy of 1 GiB; torch.mm 8192^3 (float32 with TF32 allowed), best of 5, CUDA events "
+                        "(Python worker)")
+        else:
+            # Nominal, as the native worker: every thread at 5 GHz retiring two 16-wide float32 FMAs a
+            # cycle (AVX-512), 16 times that for float16/bfloat16 (AMX).
+            f32 = float(torch.get_num_threads()) * 5e9 * 64
+            p["matmul_flops_f32"] = f32
+            p["matmul_flops_f16"] = p["matmul_flops_bf16"] = 16 * f32
+            p["how"] = ("cache-resident memory copy of 256 KiB, best of 200 batches of 10 copies, steady clock "
+                        "(Python worker); matmul: nominal ceiling threads x 5 GHz x 64 float32 flop/cycle (x16 for "
+                        "float16/bfloat16)")
+    except Exception as e:  # noqa: BLE001
+        p["how"] += " (measurement failed: %s: %s)" % (type(e).__name__, first_line(e))
+    return p
+
+
+def serve_timing(model, ftype, payload, baselines):
+    """(reply type, body) for a Time or Peaks frame."""
+    if ftype == T_PEAKS:
+        return T_PEAKS_REPLY, encode_peaks(measure_peaks())
+    try:
+        req = decode_time(payload)
+    except Exception as e:  # noqa: BLE001
+        rep = new_time_reply(DEVICE == "cuda")
+        rep["code"] = WORKER_INTERNAL_ERROR
+        rep["message"] = "worker could not decode the timing request: %s" % e
+        return T_TIME_REPLY, encode_time_reply(rep)
+    if model is None:
+        rep = new_time_reply(DEVICE == "cuda")
+        rep["code"] = WORKER_INTERNAL_ERROR
+        rep["message"] = "harness: the module oracle's reference child does not time"
+        return T_TIME_REPLY, encode_time_reply(rep)
+    rep = run_timing(model, req, baselines)
+    try:
+        return T_TIME_REPLY, encode_time_reply(rep)
+    except Exception as e:  # noqa: BLE001
+        bad = new_time_reply(DEVICE == "cuda")
+        bad["code"] = WORKER_INTERNAL_ERROR
+        bad["message"] = "worker error encoding the timing reply: %s" % e
+        return T_TIME_REPLY, encode_time_reply(bad)
 
 
 def serve(policy):
@@ -912,7 +1408,8 @@ def serve(policy):
         os.environ["PATH"] = ":".join([d for d in extra if d not in path] + path)
         # load_inline's and Triton's builds are cached outside the private /tmp, so one gate's
         # child builds and the others (and later runs) load (docs/modules.md, "CUDA modules").
-        for var, leaf in (("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("TRITON_CACHE_DIR", "triton_cache")):
+        for var, leaf in (("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("TRITON_CACHE_DIR", "triton_cache"),
+                          ("TORCHINDUCTOR_CACHE_DIR", "inductor_cache")):
             path = os.environ.get(var) or "/var/tmp/gauntlet-modules/%s" % leaf
             try:
                 os.makedirs(path, exist_ok=True)
@@ -938,6 +1435,9 @@ def serve(policy):
         else:
             model = load_module(load["so_path"], source, load["entry"] or "ModelNew", ref)
             signature = "python:%s" % (load["entry"] or "ModelNew")
+            why = compiled_baseline_unavailable()
+            if why:
+                signature += "\nno-compiled-baseline: " + why
     except BaseException as e:  # noqa: B902
         tb = traceback.extract_tb(e.__traceback__)
         where = ""
@@ -958,15 +1458,16 @@ def serve(policy):
             pass
     write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(True, "", signature, notes))
 
+    baselines = None  # the timing baselines, built at the first Time frame
     while True:
         frame = read_frame(REQUEST_FD)
         if frame is None or frame[0] == T_BYE:
             return 0
         ftype, payload = frame
         if ftype in (T_TIME, T_PEAKS):
-            rtype, body = timing_unsupported_reply(ftype)
-            if rtype is None:
-                return 5  # Peaks comes only after a Time the worker refused
+            if baselines is None and model is not None:
+                baselines = Baselines(model)
+            rtype, body = serve_timing(model, ftype, payload, baselines)
             write_frame(REPLY_FD, rtype, body)
             continue
         if ftype != T_CASE:
