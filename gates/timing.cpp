@@ -354,7 +354,7 @@ class TimingGate : public Gate {
     };
     // Only the timed loop and the peak measurement need the device alone (ClockSection); inputs,
     // oracles, the child's start and the judging below run beside other work.
-    std::optional<ClockSection> clock(std::in_place, ctx);
+    ClockSection clock(ctx);
     phase = SteadyClock::now();
     // One timed run per baseline (a native kernel has one: the library op), each interleaving the
     // candidate with that baseline. All but a torch.compile baseline share the first child.
@@ -379,7 +379,7 @@ class TimingGate : public Gate {
       }
     }
     clock_s = since(phase);
-    clock.reset();
+    clock.leave();
     session->finish();
     // The module's child says when it cannot time torch.compile(Model) (no torch.compile, or a CPU
     // child that may not run a compiler): then no child is started for it.
@@ -402,13 +402,13 @@ class TimingGate : public Gate {
         reps[b].baseline_error = "its child did not start: " + not_started.message;
         continue;
       }
-      clock.emplace(ctx);
+      ClockSection own_clock(ctx);
       phase = SteadyClock::now();
       req.baseline_op = baselines[b].op;
       wire::TimeReply r;
       Outcome o = time_once(*own, req, &r);
       clock_s += since(phase);
-      clock.reset();
+      own_clock.leave();
       own->finish();
       if (o.kind == Outcome::Kind::Ok) reps[b] = std::move(r);
       else if (r.code > 0 && r.code < 100) return candidate_error(o);
