@@ -69,6 +69,10 @@ struct VerifyOptions {
   // Slots lent by other processes while they idle (GateSlots), added to a CPU kernel's own `jobs`
   // slots; an audit's CPU lanes lend theirs when the corpus has nothing left for them.
   const std::atomic<int>* lent_slots = nullptr;
+  // Entered (true) and left (false) around each gate's run, on the gate's thread, once it has its
+  // slot: an audit's CPU lanes hold their host lock shared only while a gate runs, so a timing
+  // gate waiting for the machine gets it after the gates in flight, not after whole kernels.
+  std::function<void(bool)> gate_section;
   // Resuming (audit): gates whose verdicts are already stored; they are not run again.
   std::map<std::string, GateVerdict> known;
   // Called once per gate that ran, as its verdict is final (serialized; from a gate thread).
@@ -86,6 +90,9 @@ struct KernelReport {
 };
 
 // Loads the schema named by the manifest. nullopt + *error (one line) when unknown or invalid.
+// A Python module is not built (docs/modules.md): so_path is the module's absolute path, which the
+// Python worker imports; the kernel hash is the file's sha256. !ok when the path does not resolve.
+BuildResult python_module_build(const KernelManifest& manifest);
 std::optional<OpSchema> find_schema(const std::string& op, std::string* error);
 
 // Verifies one kernel. Returns nullopt with *error for harness problems (exit 2): unknown op or

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "build_cache.h"
+#include "gauntlet/module_oracle.h"
 #include "gauntlet/verify.h"
 #include "gauntlet/version.h"
 
@@ -68,10 +69,6 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
     return bad_file(file, "written by gauntlet " + tool + ", this is gauntlet " + GAUNTLET_VERSION_STRING +
                               "; replay it with that version");
   std::string error;
-  auto schema = find_schema(op, &error);
-  if (!schema) return bad_file(file, error);
-  if (sha256_file_hex(schema->source_file) != schema_sha)
-    return bad_file(file, "the schema of " + op + " changed since the case was recorded (" + schema->source_file + ")");
   KernelManifest manifest;
   if (!manifest_path.empty()) {
     auto m = load_manifest(manifest_path, &error);
@@ -88,6 +85,16 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   if (actual_sha != kernel_sha)
     return bad_file(file, "kernel " + source + " changed since the case was recorded (sha256 " + actual_sha.substr(0, 12) +
                               ", recorded " + kernel_sha.substr(0, 12) + ")");
+  // A Python module (docs/modules.md) runs in the Python worker; an unmapped one ("op": "module")
+  // is judged against its own Model, whose oracle child starts here as in verify.
+  const bool python = is_python_module(manifest);
+  launcher.set_python_module(python);
+  std::unique_ptr<ModuleReference> module_ref;
+  auto schema = op == kModuleOp ? start_module_oracle(manifest, launcher.options(), &module_ref, &error)
+                                : find_schema(op, &error);
+  if (!schema) return bad_file(file, error);
+  if (sha256_file_hex(schema->source_file) != schema_sha)
+    return bad_file(file, "the schema of " + op + " changed since the case was recorded (" + schema->source_file + ")");
   auto gate = make_gate(gate_name);
   if (!gate) return bad_file(file, "unknown gate '" + gate_name + "'");
   std::vector<at::Tensor> inputs = materialize_all(c);
@@ -99,7 +106,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   req.entries = {entry};
   if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
   req.device = device;
-  BuildResult build = build_kernel(req, default_build_config());
+  BuildResult build = python ? python_module_build(manifest) : build_kernel(req, default_build_config());
   if (!build.ok) {
     std::fprintf(out, "replay: the kernel did not build: %s\n", build.error.c_str());
     return 1;

@@ -59,6 +59,8 @@ struct PythonModuleScope {
   ~PythonModuleScope() { launcher.set_python_module(was); }
 };
 
+}  // namespace
+
 // What build_kernel answers for a Python module: nothing to build; so_path is the module's absolute
 // path (the worker reads it before entering the sandbox), the kernel hash the file's sha256.
 BuildResult python_module_build(const KernelManifest& manifest) {
@@ -74,6 +76,8 @@ BuildResult python_module_build(const KernelManifest& manifest) {
   b.prelude = "python-module";
   return b;
 }
+
+namespace {
 
 }  // namespace
 
@@ -224,7 +228,15 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
       std::unique_lock<std::recursive_mutex> rapidcheck_lock;
       if (gate->uses_rapidcheck()) rapidcheck_lock = std::unique_lock<std::recursive_mutex>(rapidcheck_mutex());
       exclusive ? slots.acquire_all() : slots.acquire();
-      v = run_gate();
+      auto run_in_section = [&] {
+        struct Section {  // left on every way out, a harness exception included
+          const std::function<void(bool)>& hook;
+          explicit Section(const std::function<void(bool)>& h) : hook(h) { if (hook) hook(true); }
+          ~Section() { if (hook) hook(false); }
+        } section(options.gate_section);
+        return run_gate();
+      };
+      v = run_in_section();
       // A timeout or an out-of-memory among gates sharing the machine may be the neighbours'
       // doing, never the kernel's: such an error is only reported once it recurs alone. Once one
       // has recurred alone, the kernel has shown it, and its later ones stand without a rerun
@@ -238,7 +250,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
         exclusive = true;
         if (!shown) {
           const Category first = v.category;
-          v = run_gate();
+          v = run_in_section();
           v.evidence["rerun_alone"] = true;
           if (v.status == Status::Error && v.category == first) shown = true;
         }

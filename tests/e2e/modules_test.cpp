@@ -152,3 +152,33 @@ TEST(PythonModules, HostileModulesAreKilledAndCategorized) {
 }
 
 }  // namespace
+
+namespace {
+
+// A planted-bug module's failing gate leaves a replay file; `gauntlet replay` re-runs exactly that
+// case in the Python worker and reproduces verdict and output digest (mapped and unmapped modules).
+void expect_module_failure_replays(const std::string& manifest, const std::string& gate) {
+  const std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kModules + "/" + manifest, "--seed", "1", "--gates", gate, "--json", dir + "/r.json",
+                         "--replay-dir", dir + "/replays", "--quiet"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"));
+  const std::string replay = j["gates"][0]["replay"];
+  ASSERT_FALSE(replay.empty()) << j.dump(1);
+  auto rep = run_gauntlet({"replay", replay});
+  EXPECT_EQ(rep.exit_code, 1) << rep.out << rep.err;
+  EXPECT_NE(rep.out.find("reproduced: yes"), std::string::npos) << rep.out << rep.err;
+  EXPECT_NE(rep.out.find("verdict: fail wrong-result"), std::string::npos) << rep.out;
+}
+
+}  // namespace
+
+TEST(PythonModules, ReplayReproducesAMappedModuleFailure) {
+  REQUIRE_PYTHON_TORCH();
+  expect_module_failure_replays("softmax_cached.json", "statelessness");
+}
+
+TEST(PythonModules, ReplayReproducesAnUnmappedModuleFailure) {
+  REQUIRE_PYTHON_TORCH();  // op "module": the replay starts the module's own Model as the oracle
+  expect_module_failure_replays("rmsnorm_half_sum.json", "accuracy");
+}

@@ -11,7 +11,7 @@ timeout=${2:-10}
 export GAUNTLET_CACHE=${GAUNTLET_CACHE:-$build/kernel-cache}
 export GAUNTLET_WORKER=$build/gauntlet-worker
 work=$(mktemp -d /tmp/gauntlet-audit-bench-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+[ "${AUDIT_BENCH_KEEP:-0}" = 1 ] && echo "work dir kept: $work" || trap 'rm -rf "$work"' EXIT
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
