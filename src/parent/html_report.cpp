@@ -142,7 +142,7 @@ std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOp
                "Failure rate: fail, error and harness-error over the gates that ran (skips excluded).");
   page += plot("categories", "Failure categories", "", "Failing gate verdicts by category.");
   page += plot("ops", "Kernels per op", legend({"pass", "fail", "error", "incomplete"}), "Kernel verdicts by op.");
-  page += plot("speedup", "Speedup over ATen (timing gate)", "",
+  page += plot("speedup", "Speedup over the baseline (timing gate: the ATen op; eager Model for Python modules)", "",
                "One value per timed dtype of each kernel whose timing gate passed.");
   page += plot("utilization", "Roofline utilization (timing gate)", "",
                "Roofline time over the measured median: the fraction of the device's measured peak reached.");

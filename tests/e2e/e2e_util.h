@@ -20,5 +20,11 @@ std::string read_file(const std::string& path);
 // Whether the interpreter the launcher runs Python modules with ($GAUNTLET_PYTHON, else
 // /usr/bin/python3, else /usr/local/bin/python3) imports torch; *why says why not (docs/modules.md).
 bool python_with_torch(std::string* why);
+// Skips the test, with the reason, where the Python worker's interpreter has no torch.
+#define REQUIRE_PYTHON_TORCH()                                          \
+  do {                                                                  \
+    std::string why_;                                                   \
+    if (!gauntlet::e2e::python_with_torch(&why_)) GTEST_SKIP() << why_; \
+  } while (0)
 
 }  // namespace gauntlet::e2e

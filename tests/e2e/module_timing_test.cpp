@@ -18,12 +18,6 @@ namespace {
 
 const std::string kModules = source_dir() + "/corpus/modules";
 
-#define REQUIRE_PYTHON_TORCH()                           \
-  do {                                                   \
-    std::string why_;                                    \
-    if (!python_with_torch(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
-
 struct Verified {
   int exit_code = -1;
   std::string log;

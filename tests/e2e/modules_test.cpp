@@ -18,12 +18,6 @@ namespace {
 
 const std::string kModules = source_dir() + "/corpus/modules";
 
-#define REQUIRE_PYTHON_TORCH()                    \
-  do {                                            \
-    std::string why_;                             \
-    if (!python_with_torch(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
-
 nlohmann::json verify(const std::string& manifest, int* exit_code, std::string* log) {
   const std::string dir = temp_dir();
   auto r = run_gauntlet({"verify", kModules + "/" + manifest, "--seed", "1", "--json", dir + "/r.json", "--quiet"});
