@@ -93,4 +93,23 @@ bool python_with_torch(std::string* why) {
   return true;
 }
 
+Verified verify_report(const std::vector<std::string>& args) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> all = {"verify"};
+  all.insert(all.end(), args.begin(), args.end());
+  for (const std::string& a : {std::string("--seed"), std::string("1"), std::string("--quiet"), std::string("--replay-dir"),
+                               dir + "/replays", std::string("--json"), dir + "/r.json"})
+    all.push_back(a);
+  RunResult r = run_gauntlet(all);
+  return Verified{r.exit_code, r.out + r.err, nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false)};
+}
+
+const nlohmann::json& report_gate(const nlohmann::json& report, const std::string& name) {
+  static const nlohmann::json none;
+  if (report.is_object() && report.contains("gates"))
+    for (const auto& g : report["gates"])
+      if (g.value("name", "") == name) return g;
+  return none;
+}
+
 }  // namespace gauntlet::e2e

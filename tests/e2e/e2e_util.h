@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace gauntlet::e2e {
 
 struct RunResult {
@@ -20,6 +22,16 @@ std::string read_file(const std::string& path);
 // Whether the interpreter the launcher runs Python modules with ($GAUNTLET_PYTHON, else
 // /usr/bin/python3, else /usr/local/bin/python3) imports torch; *why says why not (docs/modules.md).
 bool python_with_torch(std::string* why);
+// `gauntlet verify ARGS --seed 1 --quiet`, its JSON report and replay files in a fresh directory;
+// report is discarded (not an object) when gauntlet wrote none.
+struct Verified {
+  int exit_code = -1;
+  std::string log;  // stdout and stderr
+  nlohmann::json report;
+};
+Verified verify_report(const std::vector<std::string>& args);
+// The report's verdict of gate `name`; a null value when the report has no such gate.
+const nlohmann::json& report_gate(const nlohmann::json& report, const std::string& name);
 // Skips the test, with the reason, where the Python worker's interpreter has no torch.
 #define REQUIRE_PYTHON_TORCH()                                          \
   do {                                                                  \

@@ -18,34 +18,12 @@ namespace {
 
 const std::string kModules = source_dir() + "/corpus/modules";
 
-struct Verified {
-  int exit_code = -1;
-  std::string log;
-  nlohmann::json report;
-};
-
-Verified verify(const std::vector<std::string>& args) {
-  const std::string dir = temp_dir();
-  std::vector<std::string> all = {"verify"};
-  all.insert(all.end(), args.begin(), args.end());
-  for (const char* a : {"--seed", "1", "--quiet", "--json"}) all.push_back(a);
-  all.push_back(dir + "/r.json");
-  auto r = run_gauntlet(all);
-  return Verified{r.exit_code, r.out + r.err, nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false)};
-}
-
-const nlohmann::json* gate(const nlohmann::json& j, const std::string& name) {
-  for (const auto& g : j["gates"])
-    if (g["name"] == name) return &g;
-  return nullptr;
-}
-
 // A correct module with no schema, given as a bare .py: the module oracle passes it, with the
 // envelope tolerance and Model's key operators in the report, and shapes/accumulation skip with
 // the reason.
 TEST(ModuleOracle, CorrectUnmappedModulePassesFromABarePyFile) {
   REQUIRE_PYTHON_TORCH();
-  const Verified r = verify({kModules + "/rmsnorm_module.py"});
+  const Verified r = verify_report({kModules + "/rmsnorm_module.py"});
   ASSERT_TRUE(r.report.is_object()) << r.log;
   EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
   EXPECT_EQ(r.report["verdict"], "pass");
@@ -56,12 +34,12 @@ TEST(ModuleOracle, CorrectUnmappedModulePassesFromABarePyFile) {
   EXPECT_EQ(oracle["reduction_estimate"], 32 * 16 * 16);
   for (const char* g : {"contract", "accuracy", "special-values", "subnormals", "layouts", "determinism",
                         "statelessness", "memory", "provenance"})
-    EXPECT_EQ((*gate(r.report, g))["status"], "pass") << g << ": " << (*gate(r.report, g)).dump();
+    EXPECT_EQ(report_gate(r.report, g)["status"], "pass") << g << ": " << report_gate(r.report, g).dump();
   for (const char* g : {"shapes", "accumulation"}) {
-    EXPECT_EQ((*gate(r.report, g))["status"], "skip") << g;
-    EXPECT_NE((*gate(r.report, g))["message"].get<std::string>().find("unmapped module"), std::string::npos) << g;
+    EXPECT_EQ(report_gate(r.report, g)["status"], "skip") << g;
+    EXPECT_NE(report_gate(r.report, g)["message"].get<std::string>().find("unmapped module"), std::string::npos) << g;
   }
-  const std::string prov_ops = (*gate(r.report, "provenance"))["evidence"]["aten_ops"].dump();
+  const std::string prov_ops = report_gate(r.report, "provenance")["evidence"]["aten_ops"].dump();
   EXPECT_NE(prov_ops.find("aten::sum"), std::string::npos) << prov_ops;
 }
 
@@ -77,7 +55,7 @@ TEST(ModuleOracle, KernelBenchNameMapsToItsSchema) {
              "        return torch.where(x < 0, torch.zeros_like(x), x)\n"
              "def get_inputs():\n    return [torch.randn(16, 16384)]\n"
              "def get_init_inputs():\n    return []\n");
-  const Verified r = verify({dir + "/19_ReLU.py", "--gates", "contract,accuracy"});
+  const Verified r = verify_report({dir + "/19_ReLU.py", "--gates", "contract,accuracy"});
   ASSERT_TRUE(r.report.is_object()) << r.log;
   EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
   EXPECT_EQ(r.report["op"], "relu");
@@ -122,7 +100,7 @@ TEST(ModuleOracle, ReferenceModuleSuppliesModelAndInputs) {
   write_file(dir + "/ref.py", kRefModule);
   write_file(dir + "/cand.py", kCandidateOnly);
   write_file(dir + "/m.json", R"({"op": "module", "source": "cand.py", "reference": "ref.py"})");
-  const Verified r = verify({dir + "/m.json", "--gates", "contract,accuracy,special-values,provenance"});
+  const Verified r = verify_report({dir + "/m.json", "--gates", "contract,accuracy,special-values,provenance"});
   ASSERT_TRUE(r.report.is_object()) << r.log;
   EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
   const nlohmann::json& oracle = r.report["environment"]["module"]["oracle"];
@@ -161,12 +139,12 @@ TEST_P(UnmappedModuleBug, FailsAtItsGate) {
   REQUIRE_PYTHON_TORCH();
   std::string gates;
   for (const char* g : GetParam().failing_gates) gates += std::string(gates.empty() ? "" : ",") + g;
-  const Verified r = verify({kModules + "/" + GetParam().manifest, "--gates", gates});
+  const Verified r = verify_report({kModules + "/" + GetParam().manifest, "--gates", gates});
   ASSERT_TRUE(r.report.is_object()) << r.log;
   EXPECT_EQ(r.exit_code, 1) << r.log;
   EXPECT_EQ(r.report["verdict"], "fail");
   for (const char* g : GetParam().failing_gates)
-    EXPECT_EQ((*gate(r.report, g))["status"], "fail") << g << ": " << r.report.dump(1);
+    EXPECT_EQ(report_gate(r.report, g)["status"], "fail") << g << ": " << r.report.dump(1);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -18,31 +18,6 @@ namespace {
 
 const std::string kModules = source_dir() + "/corpus/modules";
 
-struct Verified {
-  int exit_code = -1;
-  std::string log;
-  nlohmann::json report;
-};
-
-Verified verify(const std::vector<std::string>& args) {
-  const std::string dir = temp_dir();
-  std::vector<std::string> all = {"verify"};
-  all.insert(all.end(), args.begin(), args.end());
-  for (const char* a : {"--seed", "1", "--quiet", "--replay-dir"}) all.push_back(a);
-  all.push_back(dir + "/replays");
-  all.push_back("--json");
-  all.push_back(dir + "/r.json");
-  auto r = run_gauntlet(all);
-  return Verified{r.exit_code, r.out + r.err, nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false)};
-}
-
-const nlohmann::json& gate(const nlohmann::json& j, const std::string& name) {
-  static const nlohmann::json none;
-  for (const auto& g : j["gates"])
-    if (g["name"] == name) return g;
-  return none;
-}
-
 const nlohmann::json* baseline(const nlohmann::json& dtype_evidence, const std::string& name) {
   for (const auto& b : dtype_evidence["baselines"])
     if (b["name"] == name) return &b;
@@ -68,11 +43,11 @@ void expect_compiled_baseline_explained(const nlohmann::json& d) {
 // torch.compile(Model) (or why it did not run).
 TEST(ModuleTiming, CorrectMappedModulePassesAgainstEveryBaseline) {
   REQUIRE_PYTHON_TORCH();
-  const Verified r = verify({kModules + "/softmax_module.json"});
+  const Verified r = verify_report({kModules + "/softmax_module.json"});
   ASSERT_TRUE(r.report.is_object()) << r.log;
   EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
   EXPECT_EQ(r.report["verdict"], "pass");
-  const nlohmann::json& t = gate(r.report, "timing");
+  const nlohmann::json& t = report_gate(r.report, "timing");
   ASSERT_EQ(t["status"], "pass") << t.dump(1);
   const nlohmann::json& d = t["evidence"]["dtypes"][0];
   EXPECT_EQ(d["timer"], "steady-clock");
@@ -102,10 +77,10 @@ TEST(ModuleTiming, CorrectMappedModulePassesAgainstEveryBaseline) {
 // and no physical floor (no cost model).
 TEST(ModuleTiming, UnmappedModuleIsTimedAgainstEagerModel) {
   REQUIRE_PYTHON_TORCH();
-  const Verified r = verify({kModules + "/rmsnorm_module.py", "--gates", "timing"});
+  const Verified r = verify_report({kModules + "/rmsnorm_module.py", "--gates", "timing"});
   ASSERT_TRUE(r.report.is_object()) << r.log;
   EXPECT_EQ(r.exit_code, 0) << r.report.dump(1);
-  const nlohmann::json& t = gate(r.report, "timing");
+  const nlohmann::json& t = report_gate(r.report, "timing");
   ASSERT_EQ(t["status"], "pass") << t.dump(1);
   const nlohmann::json& d = t["evidence"]["dtypes"][0];
   EXPECT_GT(d["candidate"]["median_ms"].get<double>(), 0);
@@ -121,7 +96,7 @@ TEST(ModuleTiming, UnmappedModuleIsTimedAgainstEagerModel) {
 // re-check of every timed output against the verified one fails it.
 TEST(ModuleTiming, HotPathModuleIsCaughtByTheRecheck) {
   REQUIRE_PYTHON_TORCH();
-  const Verified r = verify({kModules + "/relu_hot_path.json"});
+  const Verified r = verify_report({kModules + "/relu_hot_path.json"});
   ASSERT_TRUE(r.report.is_object()) << r.log;
   EXPECT_EQ(r.exit_code, 1) << r.report.dump(1);
   EXPECT_EQ(r.report["verdict"], "fail");
@@ -129,7 +104,7 @@ TEST(ModuleTiming, HotPathModuleIsCaughtByTheRecheck) {
     if (g["name"] == "timing") continue;
     EXPECT_TRUE(g["status"] == "pass" || g["status"] == "skip") << g.dump(1);
   }
-  const nlohmann::json& t = gate(r.report, "timing");
+  const nlohmann::json& t = report_gate(r.report, "timing");
   EXPECT_EQ(t["status"], "fail") << t.dump(1);
   EXPECT_EQ(t["category"], "wrong-result");
   const std::string msg = t["message"];
@@ -142,9 +117,9 @@ TEST(ModuleTiming, HotPathModuleIsCaughtByTheRecheck) {
 // Timing runs only after the correctness gates passed: a module failing one is not timed.
 TEST(ModuleTiming, SkippedAfterAFailedGate) {
   REQUIRE_PYTHON_TORCH();
-  const Verified r = verify({kModules + "/softmax_cached.json", "--gates", "statelessness,timing"});
+  const Verified r = verify_report({kModules + "/softmax_cached.json", "--gates", "statelessness,timing"});
   ASSERT_TRUE(r.report.is_object()) << r.log;
-  const nlohmann::json& t = gate(r.report, "timing");
+  const nlohmann::json& t = report_gate(r.report, "timing");
   EXPECT_EQ(t["status"], "skip") << t.dump(1);
   EXPECT_NE(t["message"].get<std::string>().find("statelessness"), std::string::npos) << t.dump(1);
 }
