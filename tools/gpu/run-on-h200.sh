@@ -18,7 +18,8 @@
 #   GPU_CTX_BENCH=1   fresh CUDA context starts, 1-16 processes at once (tools/gpu/ctx_bench.cu)
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS)
-#   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS)
+#   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
+#                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
@@ -184,6 +185,9 @@ if [ "${GPU_AUDIT:-0}" = 1 ]; then
   for part in ${GPU_AUDIT_PARTS:-controls_cuda bugs_cuda}; do
     stamp "audit: corpus/$part"
     a0=$(date +%s.%N)
+    # GPU_AUDIT_RESUME: a folder holding an earlier call's audit-PART.db, carried in: the audit resumes it.
+    [ -n "${GPU_AUDIT_RESUME:-}" ] && [ -f "$GPU_AUDIT_RESUME/audit-$part.db" ] &&
+      cp "$GPU_AUDIT_RESUME/audit-$part.db"* "$OUT/" && stamp "resuming $GPU_AUDIT_RESUME/audit-$part.db"
     "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-8}" --db "$OUT/audit-$part.db" \
       --json "$OUT/audit-$part.json" > "$OUT/audit-$part.log" 2>&1
     echo "exit $? wall $(python3 -c "import time; print(round(time.time() - $a0, 1))") s" | tee -a "$OUT/audit-$part.log" "$OUT/steps.log"
