@@ -511,7 +511,10 @@ class TimingGate : public Gate {
       if (baselines.size() == 1)
         *summary += fmt(", ATen %.4g ms", base.median) + fmt(", speedup %.2fx", base.median / std::max(run_median, 1e-12));
       else
-        *summary += ", " + baselines[b].name + fmt(" %.4g ms", base.median) + fmt(" (speedup %.2fx)", speedup);
+        // A baseline timed in a child of its own has its own candidate median beside it.
+        *summary += ", " + baselines[b].name + fmt(" %.4g ms", base.median) +
+                    (baselines[b].own_child ? fmt(" against the candidate's %.4g ms in its own child", run_median) : "") +
+                    fmt(" (speedup %.2fx)", speedup);
       if (!have_primary) {
         (*evidence)["baseline"] = s;
         (*evidence)["speedup"] = speedup;

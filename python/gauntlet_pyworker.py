@@ -650,6 +650,52 @@ def pick(mods, name):
     return None
 
 
+def use_flock_baton():
+    """torch's cpp_extension serializes load_inline builds of one extension with a FileBaton: a lock
+    file created with O_EXCL, removed by its holder when the build ends. A builder killed at the
+    gate's limit never removes it, and every later child then waits for it forever (seen on the
+    H200: one killed nvcc build turned each later gate of the module into a timeout). The same
+    protocol on flock(2) ends with its holder, whatever kills it."""
+    try:
+        import fcntl
+        from torch.utils import file_baton
+    except Exception:  # noqa: BLE001 - no cpp_extension, nothing to guard
+        return
+
+    def try_acquire(self):
+        fd = os.open(self.lock_file_path, os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self.fd = fd
+        return True
+
+    def wait(self):
+        try:
+            fd = os.open(self.lock_file_path, os.O_CREAT | os.O_RDWR, 0o666)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # the builder's end (or death); then load what it built
+        finally:
+            os.close(fd)
+
+    def release(self):
+        try:
+            os.remove(self.lock_file_path)
+        except OSError:
+            pass
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    file_baton.FileBaton.try_acquire = try_acquire
+    file_baton.FileBaton.wait = wait
+    file_baton.FileBaton.release = release
+
+
 LOADED = {"mods": []}  # the candidate's module and its reference module (the timing baselines' Model)
 SECCOMP = {"active": False}  # whether this child installed the seccomp filter (torch.compile needs exec)
 
@@ -1432,6 +1478,7 @@ def serve(policy):
             except OSError:
                 pass
             os.environ[var] = path
+    use_flock_baton()
     notes, error = enter_sandbox(policy, DEVICE)
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))

@@ -17,6 +17,12 @@ namespace gauntlet {
 
 struct SandboxOptions {
   int timeout_seconds = 60;                        // wall clock per gate process (--timeout)
+  // A Python module builds while it loads (load_inline runs ninja and nvcc, Triton compiles):
+  // its load gets the kernel builder's limit (BuildOptions::timeout_seconds), not the gate's, and
+  // the gate's --timeout starts at the load's reply. Measured on the H200: a tiled matmul's
+  // load_inline build alone took 56 s, so under a 60 s gate limit four children building at
+  // once were all killed, every gate an error.
+  int module_load_seconds = 600;
   int64_t memory_limit_bytes = int64_t(4) << 30;   // host memory per gate process (--memory-limit)
   bool use_zygote = true;      // fork children from a zygote that loaded LibTorch once
   bool namespaces = true;      // ask for user/net/mount/pid/ipc namespaces

@@ -653,7 +653,18 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   std::string why;
   Outcome over;
   bool over_limit = false;
+  // A Python module's load is its build (SandboxOptions::module_load_seconds).
+  const bool builds_while_loading = launcher_ && launcher_->python_;
+  const int gate_seconds = timeout_seconds_;
+  if (builds_while_loading) {
+    timeout_seconds_ = std::max(gate_seconds, launcher_->options_.module_load_seconds);
+    deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
+  }
   wire::ReadStatus rs = read_reply(&f, &why, &over, &over_limit);
+  if (builds_while_loading && rs == wire::ReadStatus::Ok) {
+    timeout_seconds_ = gate_seconds;
+    deadline_ms_ = wire::now_ms() + int64_t(gate_seconds) * 1000;
+  }
   if (over_limit) {
     over.message = "while loading the kernel: " + over.message;
     return over;

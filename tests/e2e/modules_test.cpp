@@ -176,3 +176,19 @@ TEST(PythonModules, ReplayReproducesAnUnmappedModuleFailure) {
   REQUIRE_PYTHON_TORCH();  // op "module": the replay starts the module's own Model as the oracle
   expect_module_failure_replays("rmsnorm_half_sum.json", "accuracy");
 }
+
+// A module that builds while it loads (load_inline): its load has the builder's limit, so a 3 s
+// "build" passes under --timeout 2, and torch's build lock left stale by a killed builder does not
+// block the next child (python/gauntlet_pyworker.py, use_flock_baton).
+TEST(PythonModules, ALoadThatBuildsHasTheBuildersLimitAndNoStaleLock) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", source_dir() + "/tests/data/modules/builds_while_loading.py", "--seed", "1",
+                         "--gates", "contract,accuracy", "--timeout", "2", "--json", dir + "/r.json", "--quiet"});
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << j.dump(1);
+  std::string msg;
+  EXPECT_EQ(gate_status(j, "contract", &msg), "pass") << msg;
+  EXPECT_EQ(gate_status(j, "accuracy", &msg), "pass") << msg;
+}
