@@ -365,6 +365,11 @@ class TimingGate : public Gate {
       Outcome o = time_once(*session, req, &reps[b]);
       if (o.kind != Outcome::Kind::Ok) return candidate_error(o);
     }
+    std::vector<int> retimed(baselines.size(), 0);
+    {
+      Outcome o = retime_unsteady(*session, req, baselines, &reps, &retimed);
+      if (o.kind != Outcome::Kind::Ok) return candidate_error(o);
+    }
     const wire::TimeReply& rep = reps[0];
     // Device peaks: measured once per device, cached.
     const std::string device_name = cuda ? rep.device : cpu_model() + " x" + std::to_string(cores) + " thread";
@@ -522,6 +527,28 @@ class TimingGate : public Gate {
       }
     }
     if (!have_primary) (*evidence)["baseline_error"] = reps[0].baseline_error;
+    // Noise is reported, not failed: the figures of a run still unsteady after its retimes are
+    // the machine's as much as the kernel's.
+    int retimes = 0;
+    for (int n : retimed) retimes += n;
+    double fastest = 0, worst_spread = 0;
+    std::vector<timing::Steadiness> steady(reps.size());
+    for (size_t b = 0; b < reps.size(); ++b) {
+      steady[b] = timing::steadiness(reps[b].candidate_ms, sets.size());
+      if (!baselines[b].own_child && steady[b].median > 0 && (fastest == 0 || steady[b].median < fastest))
+        fastest = steady[b].median;
+    }
+    bool still_unsteady = false;
+    for (size_t b = 0; b < reps.size(); ++b)
+      if (!baselines[b].own_child && timing::unsteady(steady[b], fastest)) {
+        still_unsteady = true;
+        worst_spread = std::max(worst_spread, steady[b].spread);
+      }
+    (*evidence)["retimed_runs"] = retimes;
+    (*evidence)["unsteady"] = still_unsteady;
+    if (still_unsteady)
+      *summary += fmt(", unsteady (candidate IQR %.0f%% within an input set", 100 * worst_spread) + " after " +
+                  std::to_string(reps.size() + size_t(retimes)) + " timed runs): figures uncertain";
     if (baselines.size() > 1) (*evidence)["baselines"] = all;
     if (is_module_schema(ctx.schema))  // cost "0": no floor, no utilization
       (*evidence)["roofline"] = {{"note", "an unmapped module has no cost model (flops, bytes): no physical floor; "
@@ -548,6 +575,37 @@ class TimingGate : public Gate {
 
   // One Time exchange; a reply the parent cannot decode is a crash (protocol violation), a
   // candidate's failure code its error or out-of-memory, a code of 100 or more the harness's.
+  // Times again each first-child run that is unsteady (timing::unsteady), at most kRetimes more
+  // times, keeping the steadiest attempt. A run whose timed calls differed from the verified
+  // outputs is kept as it is: that is the candidate's failure, not noise.
+  Outcome retime_unsteady(WorkerSession& session, wire::TimeRequest req, const std::vector<Baseline>& baselines,
+                          std::vector<wire::TimeReply>* reps, std::vector<int>* retimed) {
+    for (int attempt = 0; attempt < timing::kRetimes; ++attempt) {
+      double fastest = 0;
+      for (size_t b = 0; b < reps->size(); ++b) {
+        const double m = timing::steadiness((*reps)[b].candidate_ms, req.sets.size()).median;
+        if (!baselines[b].own_child && m > 0 && (fastest == 0 || m < fastest)) fastest = m;
+      }
+      bool any = false;
+      for (size_t b = 0; b < reps->size(); ++b) {
+        wire::TimeReply& r = (*reps)[b];
+        if (baselines[b].own_child || r.mismatches > 0) continue;
+        const timing::Steadiness was = timing::steadiness(r.candidate_ms, req.sets.size());
+        if (!timing::unsteady(was, fastest)) continue;
+        any = true;
+        ++(*retimed)[b];
+        req.baseline_op = baselines[b].op;
+        wire::TimeReply again;
+        Outcome o = time_once(session, req, &again);
+        if (o.kind != Outcome::Kind::Ok) return o;
+        if (again.mismatches > 0 || timing::steadier(timing::steadiness(again.candidate_ms, req.sets.size()), was, fastest))
+          r = std::move(again);
+      }
+      if (!any) break;
+    }
+    return Outcome{};
+  }
+
   Outcome time_once(WorkerSession& session, const wire::TimeRequest& req, wire::TimeReply* rep) {
     std::string payload, why;
     Outcome o = session.exchange(wire::FrameType::Time, wire::encode(req), wire::FrameType::TimeReply, &payload);

@@ -74,6 +74,31 @@ struct Summary {
 };
 Summary summarize(std::vector<double> samples);
 
+// A timed run is unsteady when the candidate's times spread widely or its median sits far above
+// the fastest run of the same candidate in the same child: something else had the machine for
+// part of it. Seen on the H200: a Triton module's Python-side launches beside three nvcc builds,
+// relative IQR 106% and a median 4.4x the next run's, which made eager Model look 5x faster.
+// Why 25%: steady runs on both machines measured 0-6% (docs/timing.md), so a quarter is far
+// outside a quiet run's spread; 1.5x likewise. An unsteady run is timed again (kRetimes more at
+// most) and the steadiest attempt kept; one still unsteady is reported as such, not failed.
+// The spread is taken within each group of calls alike (the same input set, the same place
+// before or after the interleaved baseline) and its median over the groups: sets that differ in
+// cost, or a cache the baseline warmed on the same inputs (measured: the embedding control, 54%
+// pooled on the CPU), are the kernel and the method, not noise.
+constexpr double kUnsteadyIqr = 0.25;
+constexpr double kUnsteadyRatio = 1.5;
+constexpr int kRetimes = 2;
+struct Steadiness {
+  int n = 0;
+  double median = 0;  // of all the run's candidate times
+  double spread = 0;  // median over input sets of each set's relative IQR
+};
+Steadiness steadiness(const std::vector<double>& candidate_ms, size_t sets);
+bool unsteady(const Steadiness& run, double fastest_median);
+// Whether attempt `b` should replace attempt `a` of the same run: steady beats unsteady, then
+// the lower median (noise only ever adds time).
+bool steadier(const Steadiness& b, const Steadiness& a, double fastest_median);
+
 // A kernel faster than this fraction of its roofline time is implausible. Why a quarter: the
 // bytes term counts outputs as written to memory, but a write-back L2 may hold them when the
 // kernel ends (the time can be ~half the bytes term), and the measured copy rate is below the

@@ -89,4 +89,34 @@ std::vector<KernelResources> parse_resource_usage(const std::string& text) {
   return out;
 }
 
+Steadiness steadiness(const std::vector<double>& candidate_ms, size_t sets) {
+  Steadiness out;
+  const Summary all = summarize(candidate_ms);
+  out.n = all.n;
+  out.median = all.median;
+  // Call i times input set i % sets and goes first on even i, second (right after the baseline
+  // on the same inputs, whose data it then finds in cache) on odd i: a group per (set, order).
+  sets = std::max<size_t>(1, sets);
+  const size_t period = sets % 2 ? 2 * sets : sets;
+  std::vector<double> spreads;
+  for (size_t s = 0; s < period; ++s) {
+    std::vector<double> mine;
+    for (size_t i = s; i < candidate_ms.size(); i += period) mine.push_back(candidate_ms[i]);
+    if (!mine.empty()) spreads.push_back(summarize(mine).spread());
+  }
+  out.spread = spreads.empty() ? 0 : summarize(spreads).median;
+  return out;
+}
+
+bool unsteady(const Steadiness& run, double fastest_median) {
+  if (run.n == 0) return false;
+  return run.spread > kUnsteadyIqr || (fastest_median > 0 && run.median > kUnsteadyRatio * fastest_median);
+}
+
+bool steadier(const Steadiness& b, const Steadiness& a, double fastest_median) {
+  const bool ub = unsteady(b, fastest_median), ua = unsteady(a, fastest_median);
+  if (ub != ua) return !ub;
+  return b.median < a.median;
+}
+
 }  // namespace gauntlet::timing

@@ -37,6 +37,39 @@ TEST(TimingSummary, SmallAndEmptySamples) {
   EXPECT_DOUBLE_EQ(five.ci_high, 5);
 }
 
+TEST(TimingSummary, UnsteadyRunsAndWhichAttemptIsKept) {
+  // Three input sets of different cost (1, 2 and 3 ms), each steady: the kernel, not noise.
+  std::vector<double> sets_differ;
+  for (int i = 0; i < 60; ++i) sets_differ.push_back(1.0 + i % 3 + 0.01 * (i % 5));
+  const timing::Steadiness quiet = timing::steadiness(sets_differ, 3);
+  EXPECT_EQ(quiet.n, 60);
+  EXPECT_LT(quiet.spread, 0.05);
+  EXPECT_GT(timing::steadiness(sets_differ, 1).spread, 0.5);  // pooled, the sets look like noise
+  EXPECT_FALSE(timing::unsteady(quiet, quiet.median));
+  EXPECT_FALSE(timing::unsteady(quiet, 0.0));  // no other run to compare with
+  // About every other call six times slower at random: noise within the groups. (Every other call
+  // exactly would be the baseline-order effect, which is not noise.)
+  std::vector<double> bimodal;
+  uint32_t state = 2463534242u;
+  for (int i = 0; i < 60; ++i) {
+    state ^= state << 13, state ^= state >> 17, state ^= state << 5;
+    bimodal.push_back((1.0 + i % 3) * (state & 1u ? 6.0 : 1.0));
+  }
+  const timing::Steadiness wide = timing::steadiness(bimodal, 3);
+  EXPECT_TRUE(timing::unsteady(wide, wide.median));
+  // Tight, but 4.4x the fastest run of the same candidate.
+  timing::Steadiness slow = quiet;
+  slow.median = 4.4 * quiet.median;
+  EXPECT_TRUE(timing::unsteady(slow, quiet.median));
+  EXPECT_FALSE(timing::unsteady(timing::Steadiness{}, 1.0));  // no samples: nothing to judge
+  EXPECT_TRUE(timing::steadier(quiet, wide, quiet.median));    // steady beats unsteady
+  EXPECT_FALSE(timing::steadier(wide, quiet, quiet.median));
+  timing::Steadiness quieter = quiet;
+  quieter.median = 0.99 * quiet.median;
+  EXPECT_TRUE(timing::steadier(quieter, quiet, quieter.median));  // both steady: the lower median
+  EXPECT_FALSE(timing::steadier(quiet, quieter, quieter.median));
+}
+
 TEST(TimingRoofline, TheLargerTermBinds) {
   timing::Roofline mem = timing::roofline(1e6, 4e9, 1e12, 2e12);  // 1 us compute, 2 ms memory
   EXPECT_DOUBLE_EQ(mem.seconds, 2e-3);

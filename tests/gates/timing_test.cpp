@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "gauntlet/replay.h"
+#include "gauntlet/timing.h"
 #include "real_run.h"
 
 namespace gauntlet {
@@ -69,6 +70,18 @@ TEST(TimingGate, ReplayOfTheImplausibleCaseReproducesTheFailure) {
   GateVerdict again = make_gate("timing")->check_one(*r.ctx, c);
   EXPECT_EQ(again.status, Status::Fail) << again.message;
   EXPECT_NE(again.message.find("implausible"), std::string::npos) << again.message;
+}
+
+// A correct kernel whose every other call is six times slower: the gate times the run again
+// (kRetimes more) and reports it unsteady, still a pass (noise is not a wrong result).
+TEST(TimingGate, AnUnsteadyRunIsTimedAgainAndReportedUnsteady) {
+  CorpusKernelRun r(std::string(GAUNTLET_SOURCE_DIR) + "/tests/data/timing/relu_bimodal.json", 5, "timing");
+  GateVerdict v = make_gate("timing")->run(*r.ctx);
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  const auto& d = v.evidence["dtypes"][0];
+  EXPECT_EQ(d["retimed_runs"].get<int>(), timing::kRetimes) << d.dump(1);
+  EXPECT_TRUE(d["unsteady"].get<bool>()) << d.dump(1);
+  EXPECT_NE(v.message.find("unsteady"), std::string::npos) << v.message;
 }
 
 }  // namespace

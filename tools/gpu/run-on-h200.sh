@@ -19,7 +19,8 @@
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
-#                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume)
+#                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume;
+#                     GPU_AUDIT_REPLAY=N: replay the first N failures it left, one per kernel)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
@@ -191,6 +192,19 @@ if [ "${GPU_AUDIT:-0}" = 1 ]; then
     "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-8}" --db "$OUT/audit-$part.db" \
       --json "$OUT/audit-$part.json" > "$OUT/audit-$part.log" 2>&1
     echo "exit $? wall $(python3 -c "import time; print(round(time.time() - $a0, 1))") s" | tee -a "$OUT/audit-$part.log" "$OUT/steps.log"
+    # GPU_AUDIT_REPLAY=N: `gauntlet replay` of the first N replay files the audit left (one per kernel).
+    for rp in $(python3 -c "
+import json, sys
+seen = set()
+for k in json.load(open(sys.argv[1])):
+    for g in k.get('gates', []):
+        if g.get('replay') and k.get('kernel_hash') not in seen:
+            seen.add(k.get('kernel_hash')); print(g['replay'])
+" "$OUT/audit-$part.json" 2>/dev/null | head -n "${GPU_AUDIT_REPLAY:-0}"); do
+      stamp "replay $rp"
+      "$BUILD_DIR"/gauntlet replay "$rp" >> "$OUT/replay-$part.log" 2>&1
+      echo "exit $?" >> "$OUT/replay-$part.log"
+    done
   done
 fi
 # GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
