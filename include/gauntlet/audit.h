@@ -47,6 +47,11 @@ std::optional<Shard> shard_from_environment(int count_flag, std::string* error);
 // Which shard of `count` a kernel hash belongs to (its first 64 bits, modulo count).
 int shard_of(const std::string& kernel_hash, int count);
 
+// The GPU of each GPU lane: `per_gpu` lanes per GPU at most, no more lanes than `kernels`, dealt
+// round-robin over `gpus` so that every GPU gets a lane before any gets a second (three kernels
+// on --gpus 0,1 run on both GPUs, not three lanes on GPU 0).
+std::vector<int> gpu_lane_plan(const std::vector<int>& gpus, int per_gpu, size_t kernels);
+
 struct AuditOptions {
   std::string path;                    // the corpus
   std::string db_path = "gauntlet-audit.db";

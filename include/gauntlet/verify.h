@@ -73,6 +73,16 @@ struct VerifyOptions {
   // slot: an audit's CPU lanes hold their host lock shared only while a gate runs, so a timing
   // gate waiting for the machine gets it after the gates in flight, not after whole kernels.
   std::function<void(bool)> gate_section;
+  // Work stealing between an audit's CPU lanes (audit_lane.cpp): called on the gate's thread once
+  // it has its slot, just before it would run; false when another lane process has taken the gate
+  // meanwhile. Such a gate's verdict comes from `await_taken` once that lane has stored it.
+  std::function<bool(const std::string& gate)> claim;
+  std::function<GateVerdict(const std::string& gate)> await_taken;
+  // Whether a timeout (an out-of-memory) of this kernel has already recurred with the gate alone
+  // in its lane (see verify.cpp); shared memory when lanes that took some of its gates must know.
+  // Null: this call's own flags.
+  std::atomic<bool>* hang_shown_alone = nullptr;
+  std::atomic<bool>* oom_shown_alone = nullptr;
   // Resuming (audit): gates whose verdicts are already stored; they are not run again.
   std::map<std::string, GateVerdict> known;
   // Called once per gate that ran, as its verdict is final (serialized; from a gate thread).

@@ -51,6 +51,14 @@ bool complete(const KernelRecord& r) { return r.report.is_object() || !r.entry_e
 
 }  // namespace
 
+std::vector<int> gpu_lane_plan(const std::vector<int>& gpus, int per_gpu, size_t kernels) {
+  std::vector<int> plan;
+  for (int l = 0; l < std::max(1, per_gpu); ++l)
+    for (int g : gpus)
+      if (plan.size() < kernels) plan.push_back(g);
+  return plan;
+}
+
 int run_audit(const AuditOptions& o, std::FILE* out) {
   const auto t0 = std::chrono::steady_clock::now();
   auto fail = [](const std::string& msg) {
@@ -153,20 +161,32 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   base.host_lock = jobs > 1;
   if (base.host_lock && !lock_pair(&base.lock_path, &base.turnstile_path))
     return fail("cannot create a lock file in /tmp: " + std::string(strerror(errno)));
-  for (size_t l = 0; l < std::min<size_t>(size_t(jobs), cpu.size()); ++l) lanes.push_back(base);
+  const size_t cpu_lane_count = std::min<size_t>(size_t(jobs), cpu.size());
+  LaneShare* shares = nullptr;
+  if (cpu_lane_count > 1) {
+    void* m = mmap(nullptr, cpu_lane_count * sizeof(LaneShare), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return fail(std::string("cannot map shared memory: ") + strerror(errno));
+    shares = static_cast<LaneShare*>(m);
+    for (size_t l = 0; l < cpu_lane_count; ++l) new (&shares[l]) LaneShare();
+  }
+  for (size_t l = 0; l < cpu_lane_count; ++l) {
+    LaneConfig c = base;
+    c.shares = shares;
+    c.share_count = shares ? cpu_lane_count : 0;
+    c.self = l;
+    lanes.push_back(c);
+  }
   const size_t cpu_lanes = lanes.size();
   // GPU lanes: --gpu-jobs per GPU, beside the CPU lanes, each verifying one kernel at a time with
   // one gate process at a time; their children start side by side and take turns executing on
   // the GPU (file_lock.h: GpuTurn, which also keeps a timed loop alone there).
-  for (size_t g = 0; g < gpus.size(); ++g) {
-    for (size_t l = 0; l < size_t(std::max(1, o.gpu_lanes)) && lanes.size() < cpu_lanes + gpu.size(); ++l) {
-      LaneConfig c = base;
-      c.work = &gpu;
-      c.next = &next[1];
-      c.sandbox.gpu_index = gpus[g];
-      c.host_lock = false;
-      lanes.push_back(c);
-    }
+  for (int g : gpu_lane_plan(gpus, o.gpu_lanes, gpu.size())) {
+    LaneConfig c = base;
+    c.work = &gpu;
+    c.next = &next[1];
+    c.sandbox.gpu_index = g;
+    c.host_lock = false;
+    lanes.push_back(c);
   }
   std::fflush(nullptr);
   std::vector<pid_t> pids;
@@ -201,6 +221,8 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
           progress.gate_done(v);
         } else if (line[0] == 'k') {
           progress.kernel_done(arg);
+        } else if (line[0] == 's') {
+          ++info.gates_taken;
         } else if (line[0] == 'o') {
           lane_time.ns += std::strtoll(arg.c_str(), nullptr, 10);
         }

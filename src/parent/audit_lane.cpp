@@ -78,6 +78,12 @@ class HostLock {
   int gates_ = 0;
 };
 
+uint32_t gate_bit(const std::vector<std::string>& gates, const std::string& name) {
+  for (size_t g = 0; g < gates.size(); ++g)
+    if (gates[g] == name) return 1u << g;
+  return 0;
+}
+
 struct Held {
   HostLock& lock;
   Held(HostLock& l, bool exclusive) : lock(l) { exclusive ? l.exclusive() : l.shared(); }
@@ -110,14 +116,15 @@ int run_lane(const LaneConfig& c) {
     if (g != "timing") correctness.push_back(g);
   const bool has_timing = correctness.size() < c.gates.size();
 
-  for (size_t i; (i = c.next->fetch_add(1)) < c.work->size();) {
-    const AuditWork& w = (*c.work)[i];
-    const KernelManifest& m = *w.entry.manifest;
-    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, ""};
-    if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) {  // in progress: entry, op, device
-      db_failed = true;
-      break;
-    }
+  // A CPU lane times its kernels after its last correctness gate (below): deferred, with the
+  // correctness verdicts they passed. A kernel's record is written when its last gate is in.
+  struct Deferred {
+    size_t index;
+    std::map<std::string, GateVerdict> known;
+  };
+  std::vector<Deferred> deferred;
+  std::string db_err;
+  auto options_for = [&](const AuditWork& w) {
     VerifyOptions vo = o.verify;
     vo.progress = false;
     // A CPU lane runs up to --jobs gates of its kernel at once (verify's threads), so the last
@@ -126,32 +133,96 @@ int run_lane(const LaneConfig& c) {
     vo.slots = nullptr;
     vo.lent_slots = c.host_lock ? c.lent_slots : nullptr;
     vo.known = w.known;
-    std::string db_err;
-    vo.on_gate = [&](const GateVerdict& v) {
-      if (!timed([&] { return db->put_gate(w.key, v, &db_err); })) db_failed = true;
+    vo.on_gate = [&, key = w.key](const GateVerdict& v) {
+      if (!timed([&] { return db->put_gate(key, v, &db_err); })) db_failed = true;
       send(c.progress_fd, std::string("g ") + status_name(v.status) + "\n");
     };
+    return vo;
+  };
+  // The kernel's record, now that all its gates are in. False: the database failed.
+  auto finish = [&](const AuditWork& w, const std::optional<KernelReport>& report) {
+    const KernelManifest& m = *w.entry.manifest;
+    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, ""};
+    if (!report) {  // a manifest verify refuses (unknown op, dtype outside the schema): a bad entry
+      rec.verdict = "error";
+      rec.entry_error = err;
+    } else {
+      rec.verdict = report->verdict;
+      rec.report = timed([&] { return report_to_json(*report); });
+    }
+    if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) return false;
+    send(c.progress_fd, "k " + rec.verdict + "\n");
+    return true;
+  };
+
+  for (size_t i; (i = c.next->fetch_add(1)) < c.work->size();) {
+    const AuditWork& w = (*c.work)[i];
+    const KernelManifest& m = *w.entry.manifest;
+    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, ""};
+    if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) {  // in progress: entry, op, device
+      db_failed = true;
+      break;
+    }
+    VerifyOptions vo = options_for(w);
+    LaneShare* me = c.shares ? &c.shares[c.self] : nullptr;
+    if (me) {  // this kernel's gates may be taken by lanes with nothing left (steal_one, below)
+      uint32_t stored = 0;
+      for (const auto& [name, v] : w.known) stored |= gate_bit(c.gates, name);
+      const uint64_t tag = (uint64_t(i) + 1) << 32;
+      me->done.store(tag);
+      me->hang_shown.store(false);
+      me->oom_shown.store(false);
+      me->claims.store(tag | stored);
+      vo.claim = [me, &c](const std::string& gate) {
+        const uint32_t bit = gate_bit(c.gates, gate);
+        return (me->claims.fetch_or(bit) & bit) == 0;
+      };
+      vo.await_taken = [&, me, tag, key = w.key](const std::string& gate) {
+        const uint64_t want = tag | gate_bit(c.gates, gate);
+        while ((me->done.load() & want) != want) usleep(20000);
+        std::string why;
+        auto stored_now = db->gates(key, &why);
+        if (auto it = stored_now.find(gate); it != stored_now.end()) return it->second;
+        GateVerdict v;
+        v.name = gate;
+        v.status = Status::HarnessError;
+        v.category = Category::HarnessError;
+        v.message = "the audit lane that took this gate stored no verdict" + (why.empty() ? "" : ": " + why);
+        return v;
+      };
+      vo.hang_shown_alone = &me->hang_shown;
+      vo.oom_shown_alone = &me->oom_shown;
+    }
     std::optional<KernelReport> report;
+    bool defer = false;
     try {
-      // The correctness gates under the shared lock; then timing, under the exclusive lock only when
-      // it will measure (it skips at once after a failure).
       if (!c.host_lock || !has_timing) {
         vo.gates = c.gates;
         report = verify_kernel(m, vo, launcher, &err);
+        if (me) me->claims.store(0);
       } else {
+        // The correctness gates under the shared lock. A kernel that failed one has its timing
+        // skip at once; one that passed them all is timed later, with the lane's other passes.
         vo.gates = correctness;
         vo.gate_section = [&host](bool enter) { enter ? host.gate_enter() : host.gate_leave(); };
         report = verify_kernel(m, vo, launcher, &err);
-        vo.gate_section = nullptr;  // the timing call holds the lock itself, below
+        vo.gate_section = nullptr;
+        vo.claim = nullptr;
+        if (me) me->claims.store(0);  // every gate is in: nothing of this kernel left to take
         if (report) {
           bool failed = false;
           for (const GateVerdict& v : report->gates) vo.known[v.name] = v, failed |= is_failing(v.status);
-          vo.gates = c.gates;
-          Held held(host, !failed);
-          report = verify_kernel(m, vo, launcher, &err);
+          if (failed) {
+            vo.gates = c.gates;
+            report = verify_kernel(m, vo, launcher, &err);
+          } else {
+            deferred.push_back({i, vo.known});
+            defer = true;
+          }
         }
       }
     } catch (const std::exception& e) {
+      if (me) me->claims.store(0);
       // gauntlet's own fault, not the entry's: left incomplete (a rerun retries it).
       std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
       harness_error = true;
@@ -161,22 +232,87 @@ int run_lane(const LaneConfig& c) {
       err = db_err;
       break;
     }
-    if (!report) {  // a manifest verify refuses (unknown op, dtype outside the schema): a bad entry
-      rec.verdict = "error";
-      rec.entry_error = err;
-    } else {
-      rec.verdict = report->verdict;
-      rec.report = timed([&] { return report_to_json(*report); });
-    }
-    if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) {
+    if (defer) continue;
+    if (!finish(w, report)) {
       db_failed = true;
       break;
     }
-    send(c.progress_fd, "k " + rec.verdict + "\n");
   }
-  // Nothing left to take: this lane's slots go to the lanes still verifying (a hanging kernel's
-  // wall-clock timeouts then run several at once instead of waiting for each other).
+  // Nothing left to take: this lane takes gates of the kernels other lanes are still verifying,
+  // one at a time, each claimed by a compare-and-swap on that lane's claims word (so a gate runs
+  // in exactly one lane) and run in this process, where RapidCheck is free; the owner waits for
+  // the verdict, stored here, when its other gates are done.
+  auto steal_one = [&]() -> bool {
+    for (size_t j = 0; j < c.share_count && !db_failed; ++j) {
+      if (j == c.self) continue;
+      LaneShare& s = c.shares[j];
+      uint64_t word = s.claims.load();
+      while (word >> 32) {
+        const size_t k = size_t(word >> 32) - 1;
+        int pick = -1;
+        for (size_t g = 0; g < c.gates.size() && pick < 0; ++g)
+          if (c.gates[g] != "timing" && (uint32_t(word) & (1u << g)) == 0) pick = int(g);
+        if (pick < 0) break;
+        if (!s.claims.compare_exchange_weak(word, word | (1u << pick))) continue;  // word reloaded
+        const AuditWork& w = (*c.work)[k];
+        VerifyOptions vo = options_for(w);
+        vo.gates = {c.gates[size_t(pick)]};
+        vo.gate_section = [&host](bool enter) { enter ? host.gate_enter() : host.gate_leave(); };
+        vo.hang_shown_alone = &s.hang_shown;
+        vo.oom_shown_alone = &s.oom_shown;
+        std::string why;
+        try {
+          verify_kernel(*w.entry.manifest, vo, launcher, &why);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
+          harness_error = true;
+        }
+        // Stored (or the owner reports it missing: never left waiting), for that kernel only.
+        const uint64_t tag = word & ~uint64_t(0xffffffffu);
+        for (uint64_t d = s.done.load(); (d & ~uint64_t(0xffffffffu)) == tag &&
+                                         !s.done.compare_exchange_weak(d, d | (1u << pick));) {
+        }
+        send(c.progress_fd, "s\n");
+        return true;
+      }
+    }
+    return false;
+  };
+  if (c.shares && !db_failed)
+    while (steal_one()) {
+    }
+  // Then this lane's slots go to the lanes still verifying (a hanging kernel's wall-clock
+  // timeouts then run several at once instead of waiting for each other).
   if (c.host_lock && c.lent_slots) c.lent_slots->fetch_add(std::max(1, c.options->jobs));
+  // Then the lane's deferred timing gates, under one exclusive hold of the host lock. Taken per
+  // kernel, each take would wait for the gates other lanes started meanwhile (a hanging kernel's
+  // are a --timeout each); measured on the CPU corpus, timing inside the kernel loop left one core
+  // idle behind every such wait (docs/audit.md, "Speed").
+  if (!deferred.empty() && !db_failed) {
+    Held held(host, true);
+    for (const Deferred& d : deferred) {
+      const AuditWork& w = (*c.work)[d.index];
+      VerifyOptions vo = options_for(w);
+      vo.known = d.known;
+      vo.gates = c.gates;
+      std::optional<KernelReport> report;
+      try {
+        report = verify_kernel(*w.entry.manifest, vo, launcher, &err);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
+        harness_error = true;
+        continue;
+      }
+      if (db_failed) {
+        err = db_err;
+        break;
+      }
+      if (!finish(w, report)) {
+        db_failed = true;
+        break;
+      }
+    }
+  }
   send(c.progress_fd, "o " + std::to_string(overhead_ns) + "\n");
   if (db_failed) {
     std::fprintf(stderr, "\ngauntlet: error: %s\n", err.c_str());

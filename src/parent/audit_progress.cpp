@@ -140,6 +140,9 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
                  "%.2f, summary and --json %.2f; gate processes excluded)\n",
                  (t[0] + t[1] + t[2]) * per, t[0] * per, t[1] * per, t[2] * per);
   }
+  if (info.gates_taken)
+    std::fprintf(out, "  %d gates run by lanes that had run out of kernels, for the lanes still verifying\n",
+                 info.gates_taken);
   std::string vline;
   for (const char* v : {"pass", "fail", "error", "incomplete"})
     if (verdicts.count(v)) vline += std::string(vline.empty() ? "" : ", ") + v + " " + std::to_string(verdicts[v]);

@@ -52,6 +52,7 @@ struct AuditSummaryInfo {
   // The audit's own bookkeeping: discovery and planning, the lanes' database writes and records,
   // reading the database back for the summary and --json.
   std::array<double, 3> overhead_seconds{};
+  int gates_taken = 0;  // run by a CPU lane that had run out of kernels, for another (work stealing)
 };
 
 // The summary table: kernels and verdicts, per-gate failure counts, failure categories, and the

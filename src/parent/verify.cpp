@@ -195,7 +195,10 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
                       manifest.device == "cuda" ? nullptr : options.lent_slots);
   GateSlots& slots = options.slots ? *options.slots : own_slots;
   std::mutex report_mu;  // progress lines, on_gate, sandbox_note
-  std::atomic<bool> hang_shown_alone{false}, oom_shown_alone{false};
+  std::atomic<bool> own_hang_shown{false}, own_oom_shown{false};
+  std::atomic<bool>& hang_shown_alone = options.hang_shown_alone ? *options.hang_shown_alone : own_hang_shown;
+  std::atomic<bool>& oom_shown_alone = options.oom_shown_alone ? *options.oom_shown_alone : own_oom_shown;
+  std::vector<char> taken(names.size(), 0);  // by another lane (options.claim)
 
   // Runs gate `i` in its own context (the gates of a kernel may run in parallel threads).
   auto run_one = [&](size_t i, const std::vector<std::string>& earlier_failures, bool exclusive) {
@@ -203,6 +206,13 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
     const auto g0 = std::chrono::steady_clock::now();
     GateVerdict v;
     v.name = name;
+    // Another audit lane may take any gate not yet started (options.claim); a gate that needs no
+    // slot (the kernel did not build) is claimed at once.
+    const bool runs = report.build.ok && !space.dtypes().empty();
+    if (!runs && options.claim && !options.claim(name)) {
+      taken[i] = 1;
+      return;
+    }
     if (!report.build.ok) {
       v.status = Status::Error;
       v.category = Category::BuildError;
@@ -228,6 +238,11 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
       std::unique_lock<std::recursive_mutex> rapidcheck_lock;
       if (gate->uses_rapidcheck()) rapidcheck_lock = std::unique_lock<std::recursive_mutex>(rapidcheck_mutex());
       exclusive ? slots.acquire_all() : slots.acquire();
+      if (options.claim && !options.claim(name)) {
+        exclusive ? slots.release_all() : slots.release();
+        taken[i] = 1;
+        return;
+      }
       auto run_in_section = [&] {
         struct Section {  // left on every way out, a harness exception included
           const std::function<void(bool)>& hook;
@@ -286,6 +301,11 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
     }
   }
   for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (taken[i]) {
+      verdicts[i] = options.await_taken(names[i]);
+      ran[i] = true;
+    }
   for (size_t i = 0; i < names.size(); ++i) {
     if (ran[i]) continue;
     std::vector<std::string> earlier;

@@ -262,3 +262,30 @@ TEST(Audit, BadUsageIsOneLineAndExitTwo) {
     EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << r->err;
   }
 }
+
+// A lane that runs out of kernels takes gates of the kernel another lane is still verifying (work
+// stealing, audit_lane.cpp): the hanging kernel's timeouts, which RapidCheck would otherwise run
+// one after another in its own lane, spread over both. The stored verdicts are the same as one
+// lane's, gate for gate, and none is stored twice.
+TEST(Audit, IdleLanesTakeGatesOfAKernelStillVerifying) {
+  TempDir t;
+  const std::string corpus = t.path + "/corpus";
+  mkdir(corpus.c_str(), 0755);
+  copy_kernels(corpus, {"controls/relu.json", "controls/softmax.json", "hostile/infinite_loop.json"});
+  auto run = [&](const std::string& db, const std::string& jobs) {
+    return run_gauntlet({"audit", corpus, "--gates", kGates, "--seed", "5", "--timeout", "2", "--db", db, "--jobs",
+                         jobs, "--replay-dir", t.path + "/replays"});
+  };
+  auto two = run(t.path + "/two.db", "2");
+  ASSERT_EQ(two.exit_code, 1) << two.out << two.err;  // the hanging kernel's errors
+  auto one = run(t.path + "/one.db", "1");
+  ASSERT_EQ(one.exit_code, 1) << one.out << one.err;
+  const std::string taken = "gates run by lanes that had run out of kernels";
+  EXPECT_NE(two.out.find(taken), std::string::npos) << two.out;
+  EXPECT_EQ(one.out.find(taken), std::string::npos) << one.out;  // one lane: nobody to take from
+  const std::multiset<Row> stolen = gate_rows(t.path + "/two.db"), straight = gate_rows(t.path + "/one.db");
+  EXPECT_EQ(straight.size(), size_t(3 * kGateCount));
+  EXPECT_EQ(stolen, straight);
+  EXPECT_EQ(std::set<Row>(stolen.begin(), stolen.end()).size(), stolen.size()) << "duplicated gate rows";
+  EXPECT_EQ(scalar(t.path + "/two.db", "SELECT count(*) FROM kernels WHERE report IS NULL"), 0);
+}

@@ -123,6 +123,16 @@ TEST(AuditCorpus, SingleFilesAndJsonl) {
   EXPECT_FALSE(discover_corpus(t.path + "/kernel.cpp", t.path, &error));
 }
 
+TEST(AuditLanes, GpuLanesAreDealtOverTheGpusBeforeAnyGetsASecond) {
+  // Three CUDA kernels on --gpus 0,1 with four lanes per GPU: both GPUs busy.
+  EXPECT_EQ(gpu_lane_plan({0, 1}, 4, 3), (std::vector<int>{0, 1, 0}));
+  EXPECT_EQ(gpu_lane_plan({0, 1}, 2, 10), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(gpu_lane_plan({3}, 4, 10), (std::vector<int>{3, 3, 3, 3}));
+  EXPECT_EQ(gpu_lane_plan({0, 1}, 0, 10), (std::vector<int>{0, 1}));  // at least one lane per GPU
+  EXPECT_TRUE(gpu_lane_plan({0, 1}, 4, 0).empty());                    // no CUDA kernel: no lane
+  EXPECT_TRUE(gpu_lane_plan({}, 4, 5).empty());
+}
+
 TEST(AuditShard, ParsesIOverN) {
   std::string error;
   auto s = parse_shard("2/5", &error);
