@@ -139,8 +139,13 @@ int run_lane(const LaneConfig& c) {
     };
     return vo;
   };
-  // The kernel's record, now that all its gates are in. False: the database failed.
+  // The kernel's record, now that all its gates are in. False: the database failed (a gate's
+  // write or this one), and the lane stops.
   auto finish = [&](const AuditWork& w, const std::optional<KernelReport>& report) {
+    if (db_failed) {
+      err = db_err;
+      return false;
+    }
     const KernelManifest& m = *w.entry.manifest;
     KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, ""};
     if (!report) {  // a manifest verify refuses (unknown op, dtype outside the schema): a bad entry
@@ -150,9 +155,17 @@ int run_lane(const LaneConfig& c) {
       rec.verdict = report->verdict;
       rec.report = timed([&] { return report_to_json(*report); });
     }
-    if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) return false;
+    if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) {
+      db_failed = true;
+      return false;
+    }
     send(c.progress_fd, "k " + rec.verdict + "\n");
     return true;
+  };
+  // gauntlet's own fault, not the entry's: the kernel is left incomplete (a rerun retries it).
+  auto harness_fault = [&](const AuditWork& w, const std::exception& e) {
+    std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
+    harness_error = true;
   };
 
   for (size_t i; (i = c.next->fetch_add(1)) < c.work->size();) {
@@ -223,20 +236,11 @@ int run_lane(const LaneConfig& c) {
       }
     } catch (const std::exception& e) {
       if (me) me->claims.store(0);
-      // gauntlet's own fault, not the entry's: left incomplete (a rerun retries it).
-      std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
-      harness_error = true;
+      harness_fault(w, e);
       continue;
     }
-    if (db_failed) {
-      err = db_err;
-      break;
-    }
-    if (defer) continue;
-    if (!finish(w, report)) {
-      db_failed = true;
-      break;
-    }
+    if (defer && !db_failed) continue;
+    if (!finish(w, report)) break;
   }
   // Nothing left to take: this lane takes gates of the kernels other lanes are still verifying,
   // one at a time, each claimed by a compare-and-swap on that lane's claims word (so a gate runs
@@ -264,8 +268,7 @@ int run_lane(const LaneConfig& c) {
         try {
           verify_kernel(*w.entry.manifest, vo, launcher, &why);
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
-          harness_error = true;
+          harness_fault(w, e);
         }
         // Stored (or the owner reports it missing: never left waiting), for that kernel only.
         const uint64_t tag = word & ~uint64_t(0xffffffffu);
@@ -299,18 +302,10 @@ int run_lane(const LaneConfig& c) {
       try {
         report = verify_kernel(*w.entry.manifest, vo, launcher, &err);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
-        harness_error = true;
+        harness_fault(w, e);
         continue;
       }
-      if (db_failed) {
-        err = db_err;
-        break;
-      }
-      if (!finish(w, report)) {
-        db_failed = true;
-        break;
-      }
+      if (!finish(w, report)) break;
     }
   }
   send(c.progress_fd, "o " + std::to_string(overhead_ns) + "\n");
