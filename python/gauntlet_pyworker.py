@@ -535,6 +535,10 @@ def run_case(model, req, record_ops):
     rep = {"case_id": req["case_id"], "code": CALL_OK, "message": "", "calls": [], "inputs_unchanged": True,
            "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
     inputs = [a for a in req["args"] if isinstance(a, torch.Tensor)]
+    if POISON["byte"] and DEVICE == "cuda":
+        sizes = [t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") else t.numel() * t.element_size()
+                 for t in inputs]
+        poison_cuda_cache(POISON["byte"], sum(sizes), max(sizes or [0]))
     before = [storage_bytes_tensor(t) for t in inputs]
     recorder = OpRecorder() if record_ops else None
     previous = []
@@ -1183,6 +1187,61 @@ def keep_heap():
         pass
 
 
+# ---- the memory gate's poisoned children (gates/memory.cpp) ------------------------------------------
+#
+# A Load with a nonzero poison byte asks for every new buffer to start out holding that byte, so
+# that two children poisoned differently give different outputs where a module reads memory it
+# never wrote. The native worker swaps LibTorch's allocator for a poisoning one; a Python child
+# cannot, so it poisons below and around torch's allocators: on the CPU, glibc's M_PERTURB fills
+# every block malloc hands out (the children run without glibc's per-thread cache, which would
+# bypass it; blocks above 32 MB are mmapped, zeroed, and not poisoned); on a GPU, the CUDA caching
+# allocator's free memory is filled before each call, as the native worker does (device_poison.cpp).
+
+POISON = {"byte": 0}
+
+
+def poison_heap(byte):
+    """CPU: new heap blocks hold `byte`. The note for the sandbox notes, "" when glibc refused."""
+    M_PERTURB, M_MMAP_THRESHOLD = -6, -3
+    try:
+        _libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # the largest glibc takes on 64-bit
+        if _libc.mallopt(M_PERTURB, byte ^ 0xFF) != 1:  # allocations get the complement of the value
+            return ""
+    except (AttributeError, OSError):  # not glibc
+        return ""
+    return " heap-poison(0x%02x, glibc M_PERTURB, blocks up to 32 MB)" % byte
+
+
+MIB = 1 << 20
+
+
+def poison_cuda_cache(byte, input_bytes, largest_input_bytes):
+    """GPU: the caching allocator's free memory holds `byte` (the native worker's sizes: 16 MiB of
+    small-pool blocks, a block for the largest input, 20 MiB large-pool blocks up to 4x the inputs)."""
+    try:
+        torch.cuda.empty_cache()  # segments with no live block go back: what is cached is ours
+    except Exception:  # noqa: BLE001
+        pass
+    want = min(4 << 30, 4 * max(input_bytes, 0) + 16 * MIB)
+    held = []
+    try:
+        for _ in range(16):
+            held.append(torch.empty(MIB, dtype=torch.uint8, device="cuda"))
+        big = (4 * largest_input_bytes + 2 * MIB - 1) // (2 * MIB) * (2 * MIB)
+        if 20 * MIB < big <= (4 << 30):
+            held.append(torch.empty(big, dtype=torch.uint8, device="cuda"))
+        for _ in range(0, max(want - 16 * MIB, 20 * MIB), 20 * MIB):
+            held.append(torch.empty(20 * MIB, dtype=torch.uint8, device="cuda"))
+    except Exception:  # noqa: BLE001 - out of device memory: poison what was obtained
+        pass
+    try:
+        for t in held:
+            t.fill_(byte)
+    except Exception:  # noqa: BLE001 - a device fault shows in the call that follows
+        pass
+    del held  # back to the cache; later allocations on this stream are ordered after the fills
+
+
 def run_timing(model, req, baselines):
     """timing_loop.cpp run_timing, for a module (candidate: model(*tensor arguments)); no autograd."""
     with torch.no_grad():
@@ -1483,7 +1542,13 @@ def serve(policy):
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))
         return 3
-    notes += " python-worker(no poison allocator, no canaries%s)" % ("" if fast else ", pure-Python checksum")
+    poisoned = ""
+    if load["poison_byte"] and not load["entry"].startswith(REFERENCE_PREFIX):
+        POISON["byte"] = load["poison_byte"]
+        poisoned = poison_heap(POISON["byte"]) if DEVICE == "cpu" else \
+            " cuda-cache-poison(0x%02x, before each call)" % POISON["byte"]
+    notes += " python-worker(%s%s)%s" % ("no canaries" if poisoned else "no poison allocator, no canaries",
+                                         "" if fast else ", pure-Python checksum", poisoned)
     reference = None
     try:
         if load["entry"].startswith(REFERENCE_PREFIX):

@@ -263,6 +263,9 @@ bool Launcher::start_zygote(std::string* error, bool python) {
     if (!python_worker_command(worker_path_, &argv, error)) return false;
     argv.push_back("--zygote");
     env.push_back("PYTHONDONTWRITEBYTECODE=1");
+    // The memory gate's poisoned children fill new heap blocks through glibc's M_PERTURB, which
+    // glibc's per-thread cache of small blocks bypasses (python/gauntlet_pyworker.py, poison_heap).
+    env.push_back("GLIBC_TUNABLES=glibc.malloc.tcache_count=0");
     env.push_back("PYTHONNOUSERSITE=1");
     env.push_back("PYTORCH_NVML_BASED_CUDA_CHECK=1");  // the zygote never initializes CUDA or NVML
     const size_t slash = worker_path_.rfind('/');
@@ -447,6 +450,9 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());
   if (python_) {
     env.push_back("PYTHONDONTWRITEBYTECODE=1");
+    // The memory gate's poisoned children fill new heap blocks through glibc's M_PERTURB, which
+    // glibc's per-thread cache of small blocks bypasses (python/gauntlet_pyworker.py, poison_heap).
+    env.push_back("GLIBC_TUNABLES=glibc.malloc.tcache_count=0");
     env.push_back("PYTHONNOUSERSITE=1");
     // The frame checksum in C (the pure-Python loop manages ~2 MB/s): built beside the worker.
     const std::string dir = worker_path_.substr(0, worker_path_.rfind('/') == std::string::npos ? 0 : worker_path_.rfind('/'));

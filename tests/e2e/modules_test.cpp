@@ -192,3 +192,20 @@ TEST(PythonModules, ALoadThatBuildsHasTheBuildersLimitAndNoStaleLock) {
   EXPECT_EQ(gate_status(j, "contract", &msg), "pass") << msg;
   EXPECT_EQ(gate_status(j, "accuracy", &msg), "pass") << msg;
 }
+
+// The memory gate's children poison new memory in the Python worker too (glibc M_PERTURB on the
+// CPU): an output the module never wrote holds each child's poison, and the gate says so.
+TEST(PythonModules, PoisonedChildrenShowAnOutputNeverWritten) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", source_dir() + "/tests/data/modules/returns_unwritten.py", "--seed", "1",
+                         "--gates", "memory", "--json", dir + "/r.json", "--quiet"});
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 1) << j.dump(1);
+  std::string msg;
+  EXPECT_EQ(gate_status(j, "memory", &msg), "fail") << msg;
+  EXPECT_NE(msg.find("never written (they hold the poison bytes)"), std::string::npos) << msg;
+  const std::string isolation = j["environment"]["sandbox"]["isolation"];
+  EXPECT_NE(isolation.find("heap-poison"), std::string::npos) << isolation;
+}
