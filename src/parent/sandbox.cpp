@@ -55,6 +55,19 @@ std::vector<std::string> scrubbed_env(const SandboxOptions& o) {
   return env;
 }
 
+// What a Python module worker adds to the scrubbed environment, zygote or fork+exec'd.
+void add_python_worker_env(std::vector<std::string>* env, const std::string& worker_path) {
+  env->push_back("PYTHONDONTWRITEBYTECODE=1");
+  env->push_back("PYTHONNOUSERSITE=1");
+  // The memory gate's poisoned children fill new heap blocks through glibc's M_PERTURB, which
+  // glibc's per-thread cache of small blocks bypasses (python/gauntlet_pyworker.py, poison_heap).
+  env->push_back("GLIBC_TUNABLES=glibc.malloc.tcache_count=0");
+  // The frame checksum in C (the pure-Python loop manages ~2 MB/s): built beside the worker.
+  const size_t slash = worker_path.rfind('/');
+  env->push_back("GAUNTLET_FNV_LIB=" + (slash == std::string::npos ? std::string(".") : worker_path.substr(0, slash)) +
+                 "/libgauntlet_fnv.so");
+}
+
 std::vector<char*> cstrs(std::vector<std::string>& v) {
   std::vector<char*> out;
   for (auto& s : v) out.push_back(s.data());
@@ -262,15 +275,7 @@ bool Launcher::start_zygote(std::string* error, bool python) {
   if (python) {
     if (!python_worker_command(worker_path_, &argv, error)) return false;
     argv.push_back("--zygote");
-    env.push_back("PYTHONDONTWRITEBYTECODE=1");
-    // The memory gate's poisoned children fill new heap blocks through glibc's M_PERTURB, which
-    // glibc's per-thread cache of small blocks bypasses (python/gauntlet_pyworker.py, poison_heap).
-    env.push_back("GLIBC_TUNABLES=glibc.malloc.tcache_count=0");
-    env.push_back("PYTHONNOUSERSITE=1");
-    env.push_back("PYTORCH_NVML_BASED_CUDA_CHECK=1");  // the zygote never initializes CUDA or NVML
-    const size_t slash = worker_path_.rfind('/');
-    env.push_back("GAUNTLET_FNV_LIB=" + (slash == std::string::npos ? std::string(".") : worker_path_.substr(0, slash)) +
-                  "/libgauntlet_fnv.so");
+    add_python_worker_env(&env, worker_path_);  // scrubbed_env: the zygote never initializes CUDA or NVML
   }
   if (access(argv[0].c_str(), X_OK) != 0)
     return (*error = (python ? "Python interpreter" : "worker binary") + std::string(" not found or not executable: ") + argv[0], false);
@@ -449,14 +454,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   std::vector<std::string> env = scrubbed_env(options_);
   env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());
   if (python_) {
-    env.push_back("PYTHONDONTWRITEBYTECODE=1");
-    // The memory gate's poisoned children fill new heap blocks through glibc's M_PERTURB, which
-    // glibc's per-thread cache of small blocks bypasses (python/gauntlet_pyworker.py, poison_heap).
-    env.push_back("GLIBC_TUNABLES=glibc.malloc.tcache_count=0");
-    env.push_back("PYTHONNOUSERSITE=1");
-    // The frame checksum in C (the pure-Python loop manages ~2 MB/s): built beside the worker.
-    const std::string dir = worker_path_.substr(0, worker_path_.rfind('/') == std::string::npos ? 0 : worker_path_.rfind('/'));
-    env.push_back("GAUNTLET_FNV_LIB=" + (dir.empty() ? std::string(".") : dir) + "/libgauntlet_fnv.so");
+    add_python_worker_env(&env, worker_path_);
   }
   auto envp = cstrs(env);
   const uid_t uid = getuid();

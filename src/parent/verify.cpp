@@ -77,10 +77,6 @@ BuildResult python_module_build(const KernelManifest& manifest) {
   return b;
 }
 
-namespace {
-
-}  // namespace
-
 template <class Ready>
 void GateSlots::wait(std::unique_lock<std::mutex>& lock, Ready ready) {
   if (!lent_) return cv_.wait(lock, ready);
