@@ -34,6 +34,9 @@ import sys
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gauntlet_module_build  # noqa: E402 - beside this script, wherever it is installed
+
 MAGIC = 0x31544E47
 MAX_FRAME = 8 << 30
 
@@ -291,7 +294,7 @@ def install_seccomp(seccomp, toolchain=False):
     f.load()
 
 
-def enter_sandbox(policy, device="cpu"):
+def enter_sandbox(policy, device="cpu", toolchain=None):
     """Returns (notes, error). Mirrors src/worker/sandbox_child.cpp enter_sandbox for a CPU child;
     a CUDA child has no RLIMIT_DATA (the driver reserves tens of GiB of address space: the parent
     watches resident memory instead) and the toolchain variant of the filter."""
@@ -340,9 +343,10 @@ def enter_sandbox(policy, device="cpu"):
             layers.append("seccomp=unavailable(python3-seccomp not installed)")
         if seccomp is not None:
             try:
-                install_seccomp(seccomp, toolchain=device != "cpu")
+                toolchain = device != "cpu" if toolchain is None else toolchain
+                install_seccomp(seccomp, toolchain=toolchain)
                 SECCOMP["active"] = True
-                layers.append("seccomp" if device == "cpu" else "seccomp(toolchain: exec allowed for nvcc/ninja/ptxas)")
+                layers.append("seccomp(toolchain: exec allowed for nvcc/ninja/ptxas)" if toolchain else "seccomp")
             except Exception as e:
                 return None, "seccomp filter failed: %s" % e
     return " ".join(layers), None
@@ -621,9 +625,11 @@ def decode_case(payload):
 def decode_load(payload):
     r = Reader(payload)
     m = {"so_path": r.str(), "entry": r.str(), "poison_byte": r.u8(), "threads": r.u32(),
-         "record_ops": r.u8() != 0, "guard_bytes": r.u32(), "device": "cpu"}
+         "record_ops": r.u8() != 0, "guard_bytes": r.u32(), "device": "cpu", "build_dir": ""}
     if not r.at_end():
         m["device"] = r.str()
+    if not r.at_end():
+        m["build_dir"] = r.str()  # the module's own build directory (gauntlet_module_build.py)
     if not r.at_end():
         raise Truncated("trailing bytes after message")
     return m
@@ -719,6 +725,8 @@ def load_module(path, source, entry, ref=None):
     model = cls(*init()) if callable(init) else cls()
     if hasattr(model, "eval"):
         model = model.eval()
+    if DEVICE == "cuda" and hasattr(model, "to"):
+        model = model.to("cuda")  # as KernelBench's eval does: ModelNew(*get_init_inputs()).cuda()
     LOADED["mods"] = [mod, refmod]
     return model
 
@@ -732,6 +740,7 @@ def load_module(path, source, entry, ref=None):
 # never runs Model in a candidate's child, and never runs module code itself.
 
 REFERENCE_PREFIX = "reference:"
+BUILD_PREFIX = "build:"
 
 # Operators that only move, view, allocate or convert data: never "the work" of a module.
 PLUMBING = {
@@ -1493,6 +1502,13 @@ def serve(policy):
         return 3
     # The modules' sources are read before /tmp is replaced and privileges are dropped.
     load["entry"], ref_path = split_entry(load["entry"])
+    # "build:<entry>": this child is the module's build step (gauntlet_module_build.py), the one
+    # child that may run compilers and write (into the module's build directory only).
+    building = load["entry"].startswith(BUILD_PREFIX)
+    if building:
+        load["entry"] = load["entry"][len(BUILD_PREFIX):]
+    build_dir = load["build_dir"]
+    prebuilt = None
     ref = None
     try:
         with open(load["so_path"], "r", encoding="utf-8") as f:
@@ -1516,8 +1532,9 @@ def serve(policy):
     fast = load_fast_checksum()
     torch.set_num_threads(max(1, load["threads"]))
     global DEVICE
-    if load["device"] == "cuda" and not load["entry"].startswith(REFERENCE_PREFIX):
+    if load["device"] == "cuda" and not load["entry"].startswith(REFERENCE_PREFIX) and not building:
         DEVICE = "cuda"
+    if DEVICE == "cuda" or building:
         # load_inline runs ninja and nvcc, Triton ptxas: the scrubbed PATH (/usr/bin:/bin) must
         # also reach this interpreter's scripts (pip's ninja), /usr/local and the CUDA toolkit.
         extra = [os.path.dirname(sys.executable), "/usr/local/bin", "/usr/local/cuda/bin"]
@@ -1528,22 +1545,30 @@ def serve(policy):
             pass
         path = os.environ.get("PATH", "/usr/bin:/bin").split(":")
         os.environ["PATH"] = ":".join([d for d in extra if d not in path] + path)
-        # load_inline's and Triton's builds are cached outside the private /tmp, so one gate's
-        # child builds and the others (and later runs) load (docs/modules.md, "CUDA modules").
-        for var, leaf in (("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("TRITON_CACHE_DIR", "triton_cache"),
-                          ("TORCHINDUCTOR_CACHE_DIR", "inductor_cache")):
-            path = os.environ.get(var) or "/var/tmp/gauntlet-modules/%s" % leaf
-            try:
-                os.makedirs(path, exist_ok=True)
-                os.chmod(path, 0o1777)  # the child drops to nobody before it builds
-            except OSError:
-                pass
-            os.environ[var] = path
+    # Compiler caches: the module's own build directory while building, else this child's private
+    # /tmp; never a directory shared between modules (an extension's name is no key: dozens of
+    # KernelBench solutions call theirs "matmul_cuda").
+    os.environ.update(gauntlet_module_build.cache_env(build_dir, building))
+    if build_dir and not building:
+        try:
+            prebuilt = gauntlet_module_build.Prebuilt(build_dir, may_compile=DEVICE == "cuda")
+        except (OSError, ValueError) as e:
+            write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
+                False, "harness: the module's build record is unreadable (%s)" % e, "", ""))
+            return 3
     use_flock_baton()
-    notes, error = enter_sandbox(policy, DEVICE)
+    notes, error = enter_sandbox(policy, DEVICE, toolchain=building or DEVICE != "cpu")
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))
         return 3
+    if building:
+        recorder = gauntlet_module_build.Recorder(build_dir)
+        recorder.install()
+        notes += " module-build(%s)" % build_dir
+    elif prebuilt is not None:
+        gauntlet_module_build.seed_private_caches(build_dir)
+        prebuilt.install()
+        notes += " prebuilt-extensions(%d)" % len(prebuilt.record.get("extensions", []))
     poisoned = ""
     if load["poison_byte"] and not load["entry"].startswith(REFERENCE_PREFIX):
         POISON["byte"] = load["poison_byte"]
@@ -1561,6 +1586,10 @@ def serve(policy):
                                   refmod)
             model = None
             signature = reference.describe()
+        elif building:
+            model = load_module(load["so_path"], source, load["entry"] or "ModelNew", ref)
+            write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(True, "", recorder.reply(), notes))
+            return 0
         else:
             model = load_module(load["so_path"], source, load["entry"] or "ModelNew", ref)
             signature = "python:%s" % (load["entry"] or "ModelNew")
@@ -1573,6 +1602,12 @@ def serve(policy):
         for fr in tb:
             if fr.filename in (load["so_path"], ref_path):
                 where = " (line %d)" % fr.lineno
+        if building and recorder.failed:
+            # One build-error with the compiler's first lines (the parent splits them off).
+            write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
+                False, "build failed%s: %s\n%s" % (where, first_line(recorder.failed),
+                                                  gauntlet_module_build.error_lines(recorder.failed)), "", notes))
+            return 5
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
             False, "loading the Python module failed%s: %s: %s" % (where, type(e).__name__, first_line(e)), "", notes))
         return 4

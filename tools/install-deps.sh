@@ -14,6 +14,7 @@ packages=(
   libseccomp-dev            # the sandbox's system-call filter
   python3-torch             # Python modules (docs/modules.md): the Python worker and its tests
   python3-seccomp           # the Python worker's system-call filter
+  ninja-build pybind11-dev python3-dev  # CPU load_inline modules: torch.utils.cpp_extension builds (docs/modules.md, "Builds")
   chromium                  # renders the HTML report in its test (headless; the plots must draw)
   libxml2-utils             # xmllint: the JUnit test checks the XML with libxml2 too
   slurm-wlm munge           # the one-node Slurm CI check of sharded audits (tools/slurm/ci-one-node.sh)

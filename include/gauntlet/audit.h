@@ -62,6 +62,7 @@ struct AuditOptions {
   int jobs = 1;                        // CPU gate processes at once, across kernels
   std::vector<int> gpus;               // GPU lanes (--gpus); empty: GPU 0 when a CUDA device exists
   int gpu_lanes = 4;                   // CUDA kernels in flight per GPU (--gpu-jobs), one lane each
+  int build_jobs = 0;                  // Python modules' build steps at once (--build-jobs; 0: the core count)
   Shard shard;
   int progress_seconds = 10;           // a plain progress line this often when stderr is not a terminal
 };

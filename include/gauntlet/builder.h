@@ -22,6 +22,9 @@ struct BuildResult {
   std::string prelude;        // "light" (ATen + torch/types.h) or "full" (torch/torch.h)
   std::string error;          // one line: why it failed (missing file, compiler error, ...)
   std::string log_head;       // the compiler's first error lines (build-error evidence)
+  // A Python module's build directory (module_build.h): what its gate children load; "" for none.
+  std::string module_dir;
+  bool harness_fault = false;  // not ok because gauntlet failed, not the kernel (harness-error)
 };
 
 struct BuildConfig {

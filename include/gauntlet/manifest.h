@@ -28,6 +28,9 @@ struct KernelManifest {
   // Python modules only: the module supplying Model, get_inputs() and get_init_inputs() when the
   // source lacks them (a KernelBench run's sample, a JSONL pair's candidate): resolved path or "".
   std::string reference;
+  // Python modules only, set by the build step (module_build.h), never read from a manifest: the
+  // module's build directory, whose extensions its children load instead of compiling.
+  std::string module_build_dir;
   nlohmann::json expect;           // the corpus' self-test record (optional)
 };
 

@@ -100,9 +100,10 @@ struct KernelReport {
 };
 
 // Loads the schema named by the manifest. nullopt + *error (one line) when unknown or invalid.
-// A Python module is not built (docs/modules.md): so_path is the module's absolute path, which the
-// Python worker imports; the kernel hash is the file's sha256. !ok when the path does not resolve.
-BuildResult python_module_build(const KernelManifest& manifest);
+// A Python module's build step (module_build.h, docs/modules.md "Builds"): so_path is the module's
+// absolute path, which the Python worker imports; the kernel hash is the file's sha256; the
+// extensions it compiles are built once and *manifest's module_build_dir names them for its children.
+BuildResult python_module_build(KernelManifest* manifest, Launcher& launcher);
 std::optional<OpSchema> find_schema(const std::string& op, std::string* error);
 
 // Verifies one kernel. Returns nullopt with *error for harness problems (exit 2): unknown op or

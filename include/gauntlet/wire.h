@@ -108,6 +108,9 @@ struct LoadRequest {
   // GPU before the call and the outputs back after it. Encoded only when not "cpu", so a CPU
   // LoadRequest's bytes are what they were before the field existed.
   std::string device = "cpu";
+  // Python modules only: the module's build directory (module_build.h). Encoded only when not
+  // empty (after device), so every other LoadRequest's bytes are unchanged.
+  std::string build_dir;
 };
 struct LoadReply {
   bool ok = false;

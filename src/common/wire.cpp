@@ -326,7 +326,8 @@ std::string encode(const LoadRequest& m) {
   w.u32(uint32_t(m.intra_op_threads));
   w.u8(m.record_ops);
   w.u32(m.guard_bytes);
-  if (m.device != "cpu") w.str(m.device);  // optional trailing field (absent: cpu)
+  if (m.device != "cpu" || !m.build_dir.empty()) w.str(m.device);  // optional trailing field (absent: cpu)
+  if (!m.build_dir.empty()) w.str(m.build_dir);                      // optional, after device
   return std::move(w.bytes());
 }
 bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
@@ -345,6 +346,7 @@ bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
   m->device = "cpu";
   if (r.ok() && !r.at_end()) r.str(&m->device);
   if (m->device != "cpu" && m->device != "cuda") return (*why = "bad device '" + m->device + "'", false);
+  if (r.ok() && !r.at_end()) r.str(&m->build_dir);
   return finish(r, why);
 }
 

@@ -292,6 +292,8 @@ int main(int argc, char** argv) {
   audit->add_option("--gpus", af.gpus, "GPU indices for CUDA kernels (default 0 when present)");
   audit->add_option("--gpu-jobs", ao.gpu_lanes, "CUDA kernels in flight per GPU, each a lane of its own; their children execute on the GPU one at a time (default 4)")
       ->check(CLI::Range(1, 64));
+  audit->add_option("--build-jobs", ao.build_jobs, "Python modules built at once, ahead of the lanes that verify them (default: one per CPU)")
+      ->check(CLI::Range(1, 256));
   audit->add_option("--shard", af.shard, "i/n: audit only the i-th of n parts, split by kernel hash (default from Slurm/Kubernetes)");
   audit->add_option("--shard-count", af.shard_count, "shards of a Kubernetes indexed job (JOB_COMPLETION_INDEX gives the index)")
       ->check(CLI::Range(1, 1000000));

@@ -3,7 +3,10 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/wait.h>
+
+#include <thread>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include <set>
 #include <tuple>
 
+#include "audit_builds.h"
 #include "audit_lane.h"
 #include "audit_progress.h"
 #include "gauntlet/results_db.h"
@@ -121,6 +125,15 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
 
   setup.reset();
   db.reset();  // each lane opens its own connection; one must not cross fork()
+
+  // Python modules' build steps run ahead of the lanes, --build-jobs at a time (audit_builds.h):
+  // forked before the progress pipe and lock files exist, so it holds none of them open.
+  std::vector<KernelManifest> to_build;
+  for (const std::vector<AuditWork>* list : {&gpu, &cpu})
+    for (const AuditWork& w : *list)
+      if (is_python_module(*w.entry.manifest) && w.known.size() < names.size()) to_build.push_back(*w.entry.manifest);
+  const int build_jobs = o.build_jobs > 0 ? o.build_jobs : std::max(1, int(std::thread::hardware_concurrency()));
+  const pid_t builder = start_build_ahead(to_build, o.sandbox, build_jobs);
 
   // Lane processes (audit_lane.cpp says why not threads), taking kernels from shared counters.
   // After them, the gate slots that CPU lanes with nothing left to take lend the others.
@@ -235,6 +248,11 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
       if (WIFEXITED(status) && WEXITSTATUS(status) == 3) ++db_failures;
       else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++lane_failures;
     }
+  }
+  // Every module a lane verified is built by now; what the build-ahead lane still does is not needed.
+  if (builder > 0) {
+    kill(builder, SIGKILL);
+    while (waitpid(builder, nullptr, 0) < 0 && errno == EINTR) {}
   }
   munmap(shared, shared_bytes);
   for (int fd : lock_fds) close(fd);

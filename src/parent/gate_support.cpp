@@ -44,7 +44,10 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
                                                  wire::LoadRequest request) {
   if (request.so_path.empty()) request.so_path = ctx.so_path;
   if (request.entry.empty()) request.entry = ctx.manifest.entry;
-  if (is_python_module(ctx.manifest)) request.entry = python_load_entry(ctx.manifest, request.entry);
+  if (is_python_module(ctx.manifest)) {
+    request.entry = python_load_entry(ctx.manifest, request.entry);
+    request.build_dir = ctx.manifest.module_build_dir;
+  }
   request.device = ctx.manifest.device;
   const int64_t t0 = wire::now_ms();
   struct AddSpawn {

@@ -245,6 +245,7 @@ bool ModuleReference::open(std::string* error) {
   req.so_path = resolved;
   const std::string cand = manifest_.entry.empty() || manifest_.entry == "forward" ? "ModelNew" : manifest_.entry;
   req.entry = python_load_entry(manifest_, "reference:Model:" + cand);
+  req.build_dir = manifest_.module_build_dir;  // the candidate's extensions (its weights are copied)
   Outcome o = session_->load(req);
   if (o.kind != Outcome::Kind::Ok) {
     *error = manifest_.source + ": the reference Model cannot serve as the oracle: " + o.message;
@@ -310,9 +311,10 @@ std::optional<OpSchema> start_module_oracle(const KernelManifest& manifest, cons
   if (!is_python_module(manifest))
     return (*error = "op \"module\" (the module's own Model as the oracle) needs a Python module, not " + manifest.source,
             std::nullopt);
-  if (manifest.device != "cpu")
-    return (*error = manifest.source + ": the module oracle runs CPU modules only so far (device " + manifest.device + ")",
-            std::nullopt);
+  // A CUDA or Triton candidate is judged the same way: its Model runs in float64 in a CPU child,
+  // on the exact inputs (and with the weights) the candidate saw on the GPU.
+  if (manifest.device != "cpu" && manifest.device != "cuda")
+    return (*error = manifest.source + ": unknown device " + manifest.device, std::nullopt);
   *out = ModuleReference::start(manifest, sandbox, error);
   if (!*out) return std::nullopt;
   return (*out)->schema();

@@ -89,6 +89,9 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   // is judged against its own Model, whose oracle child starts here as in verify.
   const bool python = is_python_module(manifest);
   launcher.set_python_module(python);
+  // A module is built (or found built) before its reference child starts: both load its extensions.
+  BuildResult module_build;
+  if (python) module_build = python_module_build(&manifest, launcher);
   std::unique_ptr<ModuleReference> module_ref;
   auto schema = op == kModuleOp ? start_module_oracle(manifest, launcher.options(), &module_ref, &error)
                                 : find_schema(op, &error);
@@ -106,7 +109,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   req.entries = {entry};
   if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
   req.device = device;
-  BuildResult build = python ? python_module_build(manifest) : build_kernel(req, default_build_config());
+  BuildResult build = python ? module_build : build_kernel(req, default_build_config());
   if (!build.ok) {
     std::fprintf(out, "replay: the kernel did not build: %s\n", build.error.c_str());
     return 1;

@@ -69,6 +69,7 @@ nlohmann::json report_to_json(const KernelReport& r) {
   j["gates"] = gates;
   j["build"] = {{"ok", r.build.ok},       {"cache_hit", r.build.cache_hit}, {"seconds", r.build.seconds},
                 {"prelude", r.build.prelude}, {"error", r.build.error},     {"log_head", r.build.log_head}};
+  if (!r.build.module_dir.empty()) j["build"]["module_dir"] = r.build.module_dir;  // a Python module's build
   j["environment"] = r.environment;
   return j;
 }

@@ -15,6 +15,7 @@
 #include <torch/version.h>
 
 #include "gauntlet/file_lock.h"
+#include "gauntlet/module_build.h"
 #include "gauntlet/module_oracle.h"
 #include "gauntlet/property.h"
 #include "gauntlet/version.h"
@@ -61,19 +62,9 @@ struct PythonModuleScope {
 
 }  // namespace
 
-// What build_kernel answers for a Python module: nothing to build; so_path is the module's absolute
-// path (the worker reads it before entering the sandbox), the kernel hash the file's sha256.
-BuildResult python_module_build(const KernelManifest& manifest) {
-  BuildResult b;
-  char resolved[PATH_MAX];
-  if (!realpath(manifest.source.c_str(), resolved)) {
-    b.error = "cannot resolve the module path " + manifest.source;
-    return b;
-  }
-  b.ok = true;
-  b.so_path = resolved;
-  b.source_hash = sha256_file_hex(resolved);
-  b.prelude = "python-module";
+BuildResult python_module_build(KernelManifest* manifest, Launcher& launcher) {
+  BuildResult b = build_python_module(*manifest, launcher);
+  manifest->module_build_dir = b.module_dir;
   return b;
 }
 
@@ -125,22 +116,39 @@ std::optional<OpSchema> find_schema(const std::string& op, std::string* error) {
   return s;
 }
 
-std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const VerifyOptions& options,
+std::optional<KernelReport> verify_kernel(const KernelManifest& given, const VerifyOptions& options,
                                           Launcher& launcher, std::string* error) {
   const auto t0 = std::chrono::steady_clock::now();
+  // A Python module is built first (its build step, module_build.h): its reference child and its
+  // gate children load what the build made. A module whose extensions fail to compile is one
+  // build-error per gate, whatever its oracle.
+  KernelManifest manifest = given;
+  const bool python = is_python_module(manifest);
+  std::optional<BuildResult> module_build;
+  if (python && access(manifest.source.c_str(), R_OK) == 0) {
+    if (options.progress) std::fprintf(stderr, "gauntlet: building %s\n", manifest.source.c_str());
+    module_build = python_module_build(&manifest, launcher);
+  }
+  const bool unbuilt_module = module_build && !module_build->ok;
   std::unique_ptr<ModuleReference> module_ref;  // "op": "module": the module's own Model is the oracle
-  auto schema = manifest.op == kModuleOp ? start_module_oracle(manifest, launcher.options(), &module_ref, error)
-                                         : find_schema(manifest.op, error);
+  std::optional<OpSchema> schema;
+  if (manifest.op == kModuleOp && unbuilt_module) {
+    schema = OpSchema{};  // nothing runs: every gate is the build's verdict
+    schema->name = kModuleOp;
+  } else {
+    schema = manifest.op == kModuleOp ? start_module_oracle(manifest, launcher.options(), &module_ref, error)
+                                      : find_schema(manifest.op, error);
+  }
   if (!schema) return std::nullopt;
   if (manifest.device != "cpu" && manifest.device != "cuda") return (*error = "unknown device " + manifest.device, std::nullopt);
   const std::vector<DType> allowed = schema->float_dtypes();
   for (DType d : manifest.dtypes)
-    if (std::find(allowed.begin(), allowed.end(), d) == allowed.end())
+    if (!unbuilt_module && std::find(allowed.begin(), allowed.end(), d) == allowed.end())
       return (*error = std::string("dtype ") + dtype_name(d) + " is outside the schema of " + manifest.op, std::nullopt);
   for (const auto& [name, v] : manifest.attrs)
-    if (!schema->attribute(name)) return (*error = "op " + manifest.op + " has no attribute '" + name + "'", std::nullopt);
+    if (!unbuilt_module && !schema->attribute(name)) return (*error = "op " + manifest.op + " has no attribute '" + name + "'", std::nullopt);
   for (const auto& [name, lim] : manifest.shapes)
-    if (!schema->dims.count(name)) return (*error = "op " + manifest.op + " has no dim '" + name + "'", std::nullopt);
+    if (!unbuilt_module && !schema->dims.count(name)) return (*error = "op " + manifest.op + " has no dim '" + name + "'", std::nullopt);
   if (access(manifest.source.c_str(), R_OK) != 0)
     return (*error = "cannot read kernel source " + manifest.source, std::nullopt);
   for (const std::string& g : options.gates)
@@ -153,13 +161,11 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
   report.op = manifest.op;
   report.source = manifest.source;
   report.seed = options.seed;
-  report.schema_hash = sha256_file_hex(schema->source_file);
+  report.schema_hash = schema->source_file.empty() ? "" : sha256_file_hex(schema->source_file);
 
-  // A Python module (docs/modules.md) is not built: the Python worker imports it from its path.
-  const bool python = is_python_module(manifest);
   PythonModuleScope python_scope(launcher, python);
   if (python) {
-    report.build = python_module_build(manifest);
+    report.build = module_build ? *module_build : BuildResult{};
   } else {
     BuildRequest req;
     req.source_path = manifest.source;
@@ -210,8 +216,8 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
       return;
     }
     if (!report.build.ok) {
-      v.status = Status::Error;
-      v.category = Category::BuildError;
+      v.status = report.build.harness_fault ? Status::HarnessError : Status::Error;
+      v.category = report.build.harness_fault ? Category::HarnessError : Category::BuildError;
       v.message = "the kernel did not build: " + report.build.error;
     } else if (space.dtypes().empty()) {
       v.status = Status::HarnessError;
@@ -345,16 +351,17 @@ std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Laun
   req.device = manifest.device;
   const bool python = is_python_module(manifest);
   PythonModuleScope python_scope(launcher, python);
-  BuildResult build = python ? python_module_build(manifest) : build_kernel(req, default_build_config());
+  KernelManifest built = manifest;
+  BuildResult build = python ? python_module_build(&built, launcher) : build_kernel(req, default_build_config());
   KbCheckResult result;
   if (!build.ok) return (result.reason = "build failed: " + build.error, result);
-  CaseSpace space(*schema, manifest);
+  CaseSpace space(*schema, built);
   DType dtype = DType::Float32;
   if (std::find(space.dtypes().begin(), space.dtypes().end(), dtype) == space.dtypes().end()) {
     if (space.dtypes().empty()) return (*error = "no dtype to check", std::nullopt);
     dtype = space.dtypes()[0];
   }
-  GateContext ctx{*schema, manifest, space, launcher, build.so_path, build.source_hash, "", 0, 1, "", ""};
+  GateContext ctx{*schema, built, space, launcher, build.so_path, build.source_hash, "", 0, 1, "", ""};
   GateVerdict failed;
   auto session = open_session(ctx, "kbcheck", &failed);
   if (!session) return (result.reason = failed.message, result);

@@ -29,7 +29,7 @@ TEST_P(CorpusKernel, VerdictsAsDeclared) {
   const bool hostile = GetParam().rfind("hostile/", 0) == 0;
   const bool hostile_cuda = GetParam().rfind("hostile_cuda/", 0) == 0;
   std::string no_python;
-  if (GetParam().rfind("modules/", 0) == 0 && !e2e::python_with_torch(&no_python))
+  if ((GetParam().rfind("modules/", 0) == 0 || GetParam().rfind("modules_ext/", 0) == 0) && !e2e::python_with_torch(&no_python))
     GTEST_SKIP() << "Python module and " << no_python;
   auto r = e2e::run_gauntlet({"selftest", "--filter", GetParam(), "--timeout", hostile ? "4" : hostile_cuda ? "15" : "60",
                               "--memory-limit", hostile || hostile_cuda ? "512M" : "4G"});

@@ -1,0 +1,206 @@
+// A Python module's build step: its extensions compiled once, by one sandboxed child, in a directory of its own.
+#include "gauntlet/module_build.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "build_cache.h"
+#include "gauntlet/file_lock.h"
+#include "gauntlet/version.h"
+
+namespace gauntlet {
+namespace {
+
+constexpr const char* kRecord = "gauntlet-build.json";         // success: what gate children load
+constexpr const char* kFailure = "gauntlet-build-failed.json";  // a compile error, cached like one
+
+std::string getenv_or(const char* name, const std::string& fallback) {
+  const char* v = getenv(name);
+  return v && *v ? v : fallback;
+}
+
+// torch's version file beside the interpreter's torch, found without importing torch (that takes
+// seconds): the toolchain identity changes when torch is upgraded in place.
+std::string torch_identity(const std::string& python) {
+  for (const char* dir : {"/usr/lib/python3/dist-packages/torch", "/usr/local/lib/python3/dist-packages/torch"}) {
+    const std::string v = std::string(dir) + "/version.py";
+    if (access(v.c_str(), R_OK) == 0 && python.rfind("/usr/bin/", 0) == 0) return build_internal::file_identity(v);
+  }
+  // Other interpreters (a venv, the GPU host's python3): torch's path as that interpreter sees it.
+  std::string cmd = python + " -c 'import importlib.util as u; s = u.find_spec(\"torch\"); print(s.origin if s else \"\")' 2>/dev/null";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[PATH_MAX];
+    if (fgets(buf, sizeof buf, p)) out = buf;
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (out.empty()) return "no-torch";
+  const std::string dir = out.substr(0, out.rfind('/'));
+  return build_internal::file_identity(dir + "/version.py");
+}
+
+const std::string& toolchain_identity(bool cuda) {
+  static std::mutex mu;
+  static std::string cpu_id, cuda_id;
+  std::lock_guard<std::mutex> lock(mu);
+  std::string& id = cuda ? cuda_id : cpu_id;
+  if (!id.empty()) return id;
+  std::vector<std::string> argv;
+  std::string error, python = "python3", worker;
+  if (python_worker_command("", &argv, &error)) python = argv[0], worker = argv[1];
+  id = "python=" + build_internal::file_identity(python) + "\ntorch=" + torch_identity(python);
+  // The worker's build code decides where and how extensions are built.
+  const std::string dir = worker.substr(0, worker.rfind('/') + 1);
+  id += "\nbuild-code=" + sha256_file_hex(dir + "gauntlet_module_build.py");
+  id += "\ncxx=" + build_internal::file_identity(build_internal::resolve_executable("c++"));
+  if (cuda) id += "\nnvcc=" + build_internal::file_identity(build_internal::resolve_executable("nvcc"));
+  return id;
+}
+
+bool read_json(const std::string& path, nlohmann::json* out) {
+  std::string bytes, error;
+  if (!build_internal::read_file(path, &bytes, &error)) return false;
+  *out = nlohmann::json::parse(bytes, nullptr, false);
+  return out->is_object();
+}
+
+// After the build the directory is the parent's again and nobody's children can only read it.
+void seal(const std::string& dir) {
+  std::error_code ec;
+  const bool root = geteuid() == 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string p = it->path().string();
+    if (root && lchown(p.c_str(), 0, 0) != 0) continue;
+    struct stat st;
+    if (lstat(p.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) chmod(p.c_str(), (st.st_mode & 0755) | 0444);
+  }
+  if (root && chown(dir.c_str(), 0, 0) != 0) return;
+  chmod(dir.c_str(), 0755);
+}
+
+BuildResult from_record(BuildResult b, const std::string& dir, const nlohmann::json& rec, bool failed) {
+  b.module_dir = dir;
+  if (failed) {
+    b.ok = false;
+    b.error = rec.value("error", std::string("the module's extensions did not build"));
+    b.log_head = rec.value("log_head", std::string());
+  }
+  return b;
+}
+
+}  // namespace
+
+std::string module_builds_root() { return getenv_or("GAUNTLET_MODULE_BUILDS", "/var/tmp/gauntlet-module-builds"); }
+
+std::string module_build_key(const KernelManifest& manifest, std::string* error) {
+  std::string module, reference;
+  if (!build_internal::read_file(manifest.source, &module, error)) return "";
+  if (!manifest.reference.empty() && !build_internal::read_file(manifest.reference, &reference, error)) return "";
+  return sha256_hex("gauntlet-module-build-v1\n" + toolchain_identity(manifest.device == "cuda") + "\nmodule\n" +
+                    sha256_hex(module) + "\nreference\n" + sha256_hex(reference) + "\ndevice\n" + manifest.device);
+}
+
+BuildResult build_python_module(const KernelManifest& manifest, Launcher& launcher) {
+  const auto t0 = std::chrono::steady_clock::now();
+  BuildResult b;
+  b.prelude = "python-module";
+  char resolved[PATH_MAX];
+  if (!realpath(manifest.source.c_str(), resolved)) {
+    b.error = "cannot resolve the module path " + manifest.source;
+    return b;
+  }
+  b.so_path = resolved;
+  b.source_hash = sha256_file_hex(resolved);
+  auto harness = [&](const std::string& why) {
+    b.ok = false;
+    b.harness_fault = true;
+    b.error = "harness: the module's build step: " + why;
+    return b;
+  };
+  std::string error;
+  b.cache_key = module_build_key(manifest, &error);
+  if (b.cache_key.empty()) return harness(error);
+  const std::string root = module_builds_root();
+  if (!build_internal::make_dirs(root, &error)) return harness("cannot create " + root + ": " + error);
+  chmod(root.c_str(), 0755);  // the gate children (nobody) must reach their module's directory
+  const std::string dir = root + "/" + b.cache_key.substr(0, 32);
+  // One builder per key across threads, lanes and gauntlet processes; the others wait, then hit.
+  FileLock lock(dir + ".lock", FileLock::Mode::Exclusive);
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  nlohmann::json rec;
+  b.ok = true;
+  if (read_json(dir + "/" + kRecord, &rec) || read_json(dir + "/" + kFailure, &rec)) {
+    b.cache_hit = true;
+    b = from_record(b, dir, rec, !read_json(dir + "/" + kRecord, &rec));
+    b.seconds = seconds();
+    return b;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);  // a build killed half way leaves no record: start over
+  if (!build_internal::make_dirs(dir, &error)) return harness("cannot create " + dir + ": " + error);
+  // The build child may be nobody (root dropped) or the parent's uid (a user namespace maps its
+  // root there): either must write here, until seal() gives the directory back, read-only.
+  chmod(dir.c_str(), 0777);
+
+  const bool was_python = launcher.python_module();
+  launcher.set_python_module(true);
+  std::unique_ptr<WorkerSession> session = launcher.spawn(&error);
+  launcher.set_python_module(was_python);
+  if (!session) return harness("cannot start the build child: " + error);
+  wire::LoadRequest req;
+  req.so_path = resolved;
+  const std::string cand = manifest.entry.empty() || manifest.entry == "forward" ? "ModelNew" : manifest.entry;
+  req.entry = python_load_entry(manifest, "build:" + cand);
+  req.device = manifest.device;
+  req.build_dir = dir;
+  Outcome o = session->load(req);
+  const std::string signature = o.kind == Outcome::Kind::Ok ? session->signature() : "";
+  session.reset();
+  b.seconds = seconds();
+  nlohmann::json out = {{"key", b.cache_key}, {"source", resolved}, {"seconds", b.seconds},
+                        {"gauntlet", GAUNTLET_VERSION_STRING}};
+  if (o.kind == Outcome::Kind::Ok) {
+    const nlohmann::json built = nlohmann::json::parse(signature, nullptr, false);
+    if (!built.is_object() || !built.contains("extensions") || !built["extensions"].is_array())
+      return harness("the build child's record is malformed (" + signature.substr(0, 120) + ")");
+    out["extensions"] = built["extensions"];
+    out["torch"] = built.value("torch", "");
+    if (!build_internal::write_file_atomic(dir + "/" + kRecord, out.dump(1)))
+      return harness("cannot write " + dir + "/" + kRecord);
+    seal(dir);
+    b.module_dir = dir;
+    return b;
+  }
+  if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build failed", 0) == 0) {
+    const size_t nl = o.message.find('\n');
+    b.ok = false;
+    b.error = o.message.substr(0, nl);
+    b.log_head = nl == std::string::npos ? "" : o.message.substr(nl + 1);
+    out["error"] = b.error;
+    out["log_head"] = b.log_head;
+    build_internal::write_file_atomic(dir + "/" + kFailure, out.dump(1));
+    seal(dir);
+    return b;
+  }
+  if (o.kind == Outcome::Kind::TimedOut) {
+    b.ok = false;
+    b.error = "the module's build step ran past its limit (" + o.message + ")";
+    return b;
+  }
+  if (o.kind == Outcome::Kind::HarnessError) return harness(o.message);
+  // The module raised while imported or constructed, for a reason other than a build: no record,
+  // so its gate children load it without prebuilt extensions and each reports the load-error.
+  std::filesystem::remove_all(dir, ec);
+  b.module_dir.clear();
+  return b;
+}
+
+}  // namespace gauntlet
