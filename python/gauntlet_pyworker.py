@@ -289,8 +289,14 @@ def install_seccomp(seccomp, toolchain=False):
     for name in ["kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"]:
         f.add_rule(trap, name, seccomp.Arg(0, seccomp.NE, me))
     # The module must not catch SIGSYS (a trapped call then kills the process: crash, "killed by SIGSYS").
-    f.add_rule(seccomp.KILL_PROCESS if hasattr(seccomp, "KILL_PROCESS") else seccomp.KILL,
-               "rt_sigaction", seccomp.Arg(0, seccomp.EQ, int(signal.SIGSYS)))
+    # Only a new action is refused (Python's subprocess queries each signal's, a NULL new action).
+    # Not in a toolchain child: ninja's posix_spawn resets every signal to SIG_DFL, SIGSYS included,
+    # in each compiler it starts (seen as "killed by SIGSYS" of every CPU load_inline build), and
+    # the filter cannot tell SIG_DFL from a handler. There a caught SIGSYS still leaves the trapped
+    # call refused; it only keeps the child alive.
+    if not toolchain:
+        f.add_rule(seccomp.KILL_PROCESS if hasattr(seccomp, "KILL_PROCESS") else seccomp.KILL,
+                   "rt_sigaction", seccomp.Arg(0, seccomp.EQ, int(signal.SIGSYS)), seccomp.Arg(1, seccomp.NE, 0))
     f.load()
 
 
@@ -1556,18 +1562,24 @@ def serve(policy):
             write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
                 False, "harness: the module's build record is unreadable (%s)" % e, "", ""))
             return 3
+        # Before the sandbox: importing torch.utils.cpp_extension runs `which` for its CUDA and
+        # ROCm homes, an exec the CPU child's filter would kill.
+        prebuilt.install()
+    recorder = None
+    if building:
+        recorder = gauntlet_module_build.Recorder(build_dir)
+        recorder.install()
     use_flock_baton()
-    notes, error = enter_sandbox(policy, DEVICE, toolchain=building or DEVICE != "cpu")
+    # A CUDA module's build child gets the CUDA child's sandbox: torch's load_inline asks the GPU
+    # for its compute capability (the -gencode flags) unless TORCH_CUDA_ARCH_LIST says it.
+    notes, error = enter_sandbox(policy, load["device"] if building else DEVICE, toolchain=building or DEVICE != "cpu")
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))
         return 3
     if building:
-        recorder = gauntlet_module_build.Recorder(build_dir)
-        recorder.install()
         notes += " module-build(%s)" % build_dir
     elif prebuilt is not None:
         gauntlet_module_build.seed_private_caches(build_dir)
-        prebuilt.install()
         notes += " prebuilt-extensions(%d)" % len(prebuilt.record.get("extensions", []))
     poisoned = ""
     if load["poison_byte"] and not load["entry"].startswith(REFERENCE_PREFIX):

@@ -130,6 +130,10 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
   if (b.cache_key.empty()) return harness(error);
   const std::string root = module_builds_root();
   if (!build_internal::make_dirs(root, &error)) return harness("cannot create " + root + ": " + error);
+  char root_real[PATH_MAX];
+  if (realpath(root.c_str(), root_real) && (std::string(root_real) + "/").rfind("/tmp/", 0) == 0)
+    return harness("GAUNTLET_MODULE_BUILDS is under /tmp (" + std::string(root_real) +
+                   "), which every sandboxed child sees as its own private, empty /tmp: choose another directory");
   chmod(root.c_str(), 0755);  // the gate children (nobody) must reach their module's directory
   const std::string dir = root + "/" + b.cache_key.substr(0, 32);
   // One builder per key across threads, lanes and gauntlet processes; the others wait, then hit.
@@ -150,10 +154,14 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
   // root there): either must write here, until seal() gives the directory back, read-only.
   chmod(dir.c_str(), 0777);
 
-  const bool was_python = launcher.python_module();
+  // Python mode through the load too: a Python load has the builder's limit, not the gate's.
+  struct PythonMode {
+    Launcher& l;
+    bool was;
+    ~PythonMode() { l.set_python_module(was); }
+  } python_mode{launcher, launcher.python_module()};
   launcher.set_python_module(true);
   std::unique_ptr<WorkerSession> session = launcher.spawn(&error);
-  launcher.set_python_module(was_python);
   if (!session) return harness("cannot start the build child: " + error);
   wire::LoadRequest req;
   req.so_path = resolved;
@@ -171,6 +179,10 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
     const nlohmann::json built = nlohmann::json::parse(signature, nullptr, false);
     if (!built.is_object() || !built.contains("extensions") || !built["extensions"].is_array())
       return harness("the build child's record is malformed (" + signature.substr(0, 120) + ")");
+    // What the child says it built must be on this side of its sandbox.
+    for (const auto& e : built["extensions"])
+      if (e.is_object() && e.contains("file") && e["file"].is_string() && access(e["file"].get<std::string>().c_str(), R_OK) != 0)
+        return harness("the build child reported " + e["file"].get<std::string>() + ", which is not there");
     out["extensions"] = built["extensions"];
     out["torch"] = built.value("torch", "");
     if (!build_internal::write_file_atomic(dir + "/" + kRecord, out.dump(1)))

@@ -16,10 +16,11 @@ namespace {
 const char* kModules[] = {"relu_ext", "relu_ext_nan", "matmul_ext", "matmul_ext_compile_error"};
 const std::string kGates = "contract,accuracy,special-values";
 
-// The builds of one test live in its own directory (GAUNTLET_MODULE_BUILDS), so no earlier run's
-// build can stand in for this one's.
-std::string fresh_builds(const std::string& dir) {
-  const std::string builds = dir + "/builds";
+// The builds of one test live in a directory of its own (GAUNTLET_MODULE_BUILDS), so no earlier
+// run's build can stand in for this one's; not under /tmp, which each child sees as its own.
+std::string fresh_builds(const std::string&) {
+  char tmpl[] = "/var/tmp/gauntlet-e2e-builds-XXXXXX";
+  const std::string builds = mkdtemp(tmpl);
   setenv("GAUNTLET_MODULE_BUILDS", builds.c_str(), 1);
   return builds;
 }
@@ -86,6 +87,7 @@ TEST(ModuleBuilds, CollidingExtensionNamesGetTheirOwnBuildsAndTheVerdictsOfARunA
   }
   EXPECT_EQ(built, 3);
   EXPECT_EQ(failed, 1);
+  std::filesystem::remove_all(builds);
 
   // Each alone, in a fresh build directory of its own: the same verdicts.
   for (const char* m : kModules) {
