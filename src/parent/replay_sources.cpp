@@ -255,11 +255,17 @@ bool resolve(const nlohmann::json& j, Resolved* out, std::string* error) {
   if (sources.contains("manifest")) {
     if (!manifest_from_json(sources["manifest"], &m, error)) return false;
   } else {
-    // Written before replay files carried their manifest: the recorded one is read again.
+    // Written before replay files carried their sources: the recorded kernel must be there (said
+    // first: it is what is missing after a move), and the recorded manifest is read again.
+    const std::string why = recorded_state(source, {{"sha256", kernel_sha}});
+    if (!why.empty())
+      return (*error = "kernel source " + why +
+                       "; the replay file carries no copy of it (written before replay files embedded their sources)",
+              false);
     const std::string manifest_path = kernel.value("manifest", "");
     if (!manifest_path.empty()) {
       auto loaded = load_manifest(manifest_path, error);
-      if (!loaded) return (*error = "its manifest: " + *error, false);
+      if (!loaded) return (*error = "its manifest: " + *error + "; the replay file carries no copy of it", false);
       m = *loaded;
     }
   }
