@@ -20,6 +20,9 @@ struct CorpusEntry {
   std::string error;                   // set when manifest is not
   std::string kernel_hash;             // sha256 of the kernel source; for an error, of the entry itself
   std::string manifest_hash;           // of the manifest's contract; empty for an error
+  // A JSONL line's identity beyond "file.jsonl:LINE": {"name", "line", "fields"} (name only when
+  // the line has one, fields: its other keys, "model", "tag", ...); null for other entries.
+  nlohmann::json info;
 };
 
 // Finds the kernels under `path`: a kernel.json manifest, a KernelBench .py module, a .jsonl file

@@ -67,6 +67,11 @@ struct ModuleEntry {
   std::optional<ProblemMapping> mapping;  // set when the problem maps to a schema
   std::string device = "cpu";             // "cuda" when the source uses CUDA or Triton
   std::string error;
+  // A JSONL line's own words: its number (1-based; 0 for other inputs), its "name" (or
+  // "problem_name") as written, and every other field but the sources ("model", "tag", ...).
+  int line = 0;
+  std::string name;
+  nlohmann::json fields = nlohmann::json::object();
 };
 
 struct DiscoverOptions {

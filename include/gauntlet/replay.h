@@ -12,8 +12,11 @@ struct ReplayOptions {
   std::string dump_dir;  // non-empty: write inputs, expected and actual values here
 };
 
+// The kernel, its local includes, a module's reference and the manifest come from the recorded
+// paths when they hold the recorded bytes, else from the copies the file embeds (docs/audit.md).
 // Exit code: 0 the gate passes now, 1 it fails or errors (the failure reproduces), 2 a bad,
-// corrupt or mismatched replay file (other tool version, changed kernel or schema) or harness error.
+// corrupt or mismatched replay file (other tool version, schema changed, a changed or missing
+// kernel with no embedded copy) or harness error.
 int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out);
 
 }  // namespace gauntlet

@@ -34,6 +34,7 @@ struct KernelRecord {
   std::string verdict;  // "pass" | "fail" | "error"; empty while incomplete
   nlohmann::json report;
   std::string entry_error;
+  nlohmann::json info;  // CorpusEntry::info (a JSONL line's name, line and other fields), or null
 };
 
 // One results database (WAL mode). Every put_* is its own transaction, committed before it
@@ -68,8 +69,10 @@ class ResultsDb {
   ResultsDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   static std::unique_ptr<ResultsDb> open_impl(const std::string& path, bool read_only, std::string* error);
   bool exec(const std::string& sql, std::string* error);
+  std::string info_column() const { return has_entry_info_ ? "entry_info" : "NULL"; }
   sqlite3* db_;
   std::string path_;
+  bool has_entry_info_ = true;  // false: a database from before entry_info, opened read-only
 };
 
 // The records of a results database as a JSON array, one per kernel, ordered by entry: each in
@@ -79,7 +82,9 @@ class ResultsDb {
 //   "tool_version", "manifest_hash", "device",
 //   "complete"       false while some gate is still to run (then "verdict" is "incomplete" and
 //                    "gates" holds the gates stored so far),
-//   "entry_error"    present for entries that are not verifiable kernels (verdict "error", no gates).
+//   "entry_error"    present for entries that are not verifiable kernels (verdict "error", no gates),
+//   "entry_name", "entry_line", "entry_fields"  a JSONL line's "name" (when it has one), line number
+//                    and its other fields ("model", "tag", ...), when the entry is a JSONL line.
 // An empty array and *error set when the file cannot be read as a results database.
 nlohmann::json read_kernel_reports(const std::string& db_path, std::string* error);
 
@@ -87,6 +92,10 @@ nlohmann::json read_kernel_reports(const std::string& db_path, std::string* erro
 // line naming the file) on the first input that is not a results database; output keeps what was
 // merged before it.
 bool merge_databases(const std::vector<std::string>& inputs, const std::string& output, std::string* error);
+
+// What a person calls a record (read_kernel_reports'): its entry, with a JSONL line's name after
+// it ("pairs.jsonl:3 (19_ReLU)"); a line without a name is its file:line.
+std::string record_label(const nlohmann::json& record);
 
 // sha256 of a manifest's contract (op, entries, device, dtypes, attrs, shapes), canonical JSON.
 std::string manifest_hash(const KernelManifest& m);

@@ -109,6 +109,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
       rec.entry = e.entry;
       rec.verdict = "error";
       rec.entry_error = e.error;
+      rec.info = e.info;
       if (!db->put_kernel(key, rec, &error)) return fail(error);
       continue;
     }

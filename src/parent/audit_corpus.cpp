@@ -100,14 +100,16 @@ std::vector<CorpusEntry> module_entries(const std::string& path, const std::stri
   for (const kernelbench::ModuleEntry& me : found) {
     // A JSONL line's module lives in work_dir: name it by its line, not by the generated file.
     std::string name = shown;
+    nlohmann::json info;
     if (ends_with(path, ".jsonl")) {
-      const size_t us = me.source.rfind('_', me.source.rfind('_') - 1);
-      name = shown + ":" + (me.error.empty() ? me.source.substr(us + 1, me.source.rfind('_') - us - 1)
-                                              : me.source.substr(me.source.rfind(':') + 1));
+      name = shown + ":" + std::to_string(me.line);
+      info = {{"line", me.line}, {"fields", me.fields}};
+      if (!me.name.empty()) info["name"] = me.name;
     }
     // Mapped problems verify against their schema, the others against their own Model (module oracle).
     auto m = kernelbench::module_manifest_for(me, &err);
     out.push_back(m ? manifest_entry(name, *m) : error_entry(name, me.source, err));
+    out.back().info = std::move(info);
   }
   if (!err.empty() && error && out.empty()) *error = err;
   return out;

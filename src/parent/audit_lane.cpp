@@ -147,7 +147,7 @@ int run_lane(const LaneConfig& c) {
       return false;
     }
     const KernelManifest& m = *w.entry.manifest;
-    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, ""};
+    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, "", w.entry.info};
     if (!report) {  // a manifest verify refuses (unknown op, dtype outside the schema): a bad entry
       rec.verdict = "error";
       rec.entry_error = err;
@@ -171,7 +171,7 @@ int run_lane(const LaneConfig& c) {
   for (size_t i; (i = c.next->fetch_add(1)) < c.work->size();) {
     const AuditWork& w = (*c.work)[i];
     const KernelManifest& m = *w.entry.manifest;
-    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, ""};
+    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, "", w.entry.info};
     if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) {  // in progress: entry, op, device
       db_failed = true;
       break;

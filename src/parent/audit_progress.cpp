@@ -1,6 +1,8 @@
 // The audit's progress bar or periodic lines while it runs, and its summary table at the end.
 #include "audit_progress.h"
 
+#include "gauntlet/results_db.h"
+
 #include <algorithm>
 #include <map>
 #include <vector>
@@ -101,7 +103,7 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
     ++verdicts[verdict];
     if (r.contains("entry_error")) {
       ++entry_errors;
-      not_passing.push_back(r.value("entry", "") + ": not verifiable: " + r.value("entry_error", ""));
+      not_passing.push_back(record_label(r) + ": not verifiable: " + r.value("entry_error", ""));
       continue;
     }
     std::vector<std::string> bad;
@@ -120,7 +122,7 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
       }
     }
     if (verdict != "pass") {
-      std::string line = r.value("entry", "") + ": " + verdict;
+      std::string line = record_label(r) + ": " + verdict;
       for (size_t i = 0; i < bad.size(); ++i) line += (i ? ", " : ": ") + bad[i];
       not_passing.push_back(line);
     }

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "build_cache.h"
+#include "replay_sources.h"
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/rng.h"
@@ -136,6 +137,8 @@ std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRu
   j["inputs_sha256"] = inputs_digest(run.inputs);
   j["verdict"] = {{"status", status_name(v.status)}, {"category", category_name(v.category)}, {"message", v.message}};
   if (!v.outputs_sha256.empty()) j["outputs_sha256"] = v.outputs_sha256;
+  // The bytes themselves, so the file replays where the recorded paths do not exist.
+  j["sources"] = replay_sources::embed(ctx.manifest, ctx.kernel_hash);
   const std::string path =
       ctx.replay_dir + "/" + ctx.schema.name + "-" + ctx.kernel_hash.substr(0, 12) + "-" + gate + ".json";
   const std::string tmp = path + ".tmp";

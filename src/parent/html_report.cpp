@@ -2,11 +2,13 @@
 #include "gauntlet/html_report.h"
 
 #include <cmath>
+#include <set>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "gauntlet/report_text.h"
+#include "gauntlet/results_db.h"
 #include "html_report_assets.h"
 
 namespace gauntlet {
@@ -63,10 +65,28 @@ std::string failing_gate(const std::string& name, const std::string& status, con
   return out + "</div>";
 }
 
-std::string kernel_row(const nlohmann::json& k) {
+// The keys of the JSONL lines' own fields ("model", "tag", ...) over all records: one column each.
+std::vector<std::string> field_columns(const nlohmann::json& kernels) {
+  std::set<std::string> keys;
+  if (kernels.is_array())
+    for (const nlohmann::json& k : kernels)
+      if (k.is_object() && k.contains("entry_fields") && k["entry_fields"].is_object())
+        for (const auto& [key, v] : k["entry_fields"].items()) keys.insert(key);
+  return {keys.begin(), keys.end()};
+}
+
+std::string field_cell(const nlohmann::json& k, const std::string& key) {
+  if (!k.contains("entry_fields") || !k["entry_fields"].is_object() || !k["entry_fields"].contains(key))
+    return "<td><span class=\"none\">\u2014</span></td>";
+  const nlohmann::json& v = k["entry_fields"][key];
+  return "<td>" + h(v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+         "</td>";
+}
+
+std::string kernel_row(const nlohmann::json& k, const std::vector<std::string>& fields) {
   std::string verdict = json_text(k, "verdict");
   if (verdict.empty()) verdict = "incomplete";
-  const std::string label = json_text(k, "entry").empty() ? json_text(k, "source") : json_text(k, "entry");
+  const std::string label = record_label(k);
   std::string failures;
   const std::string entry_error = json_text(k, "entry_error");
   if (!entry_error.empty()) failures += failing_gate("entry", "error", "", entry_error, "");
@@ -97,6 +117,7 @@ std::string kernel_row(const nlohmann::json& k) {
   std::string out = "<tr data-verdict=\"" + h(verdict) + "\" data-op=\"" + h(json_text(k, "op")) + "\">";
   out += "<td class=\"kernel\">" + h(label) + (hash.empty() ? "" : "<br><small class=\"none\">" + h(hash) + "</small>") +
          "</td>";
+  for (const std::string& f : fields) out += field_cell(k, f);
   out += "<td>" + h(json_text(k, "op")) + "</td>";
   out += "<td><span class=\"verdict " + h(verdict) + "\">" + h(verdict) + "</span></td>";
   const std::string speedup = kernel_speedup(k);
@@ -154,11 +175,13 @@ std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOp
           "<label>op <select id=\"filter-op\"><option value=\"all\">all</option></select></label>"
           "<input id=\"filter-text\" type=\"search\" placeholder=\"search kernels, gates, messages\">"
           "<span id=\"filter-count\" class=\"none\"></span></div>\n"
-          "<table id=\"kernels\"><thead><tr><th>kernel</th><th>op</th><th>verdict</th><th>speedup</th>"
-          "<th>failing gates (message, replay command)</th></tr></thead>\n<tbody>\n";
+          "<table id=\"kernels\"><thead><tr><th>kernel</th>";
+  const std::vector<std::string> fields = field_columns(kernels);
+  for (const std::string& f : fields) page += "<th>" + h(f) + "</th>";
+  page += "<th>op</th><th>verdict</th><th>speedup</th><th>failing gates (message, replay command)</th></tr></thead>\n<tbody>\n";
   if (kernels.is_array())
     for (const nlohmann::json& k : kernels)
-      if (k.is_object()) page += kernel_row(k);
+      if (k.is_object()) page += kernel_row(k, fields);
   page += "</tbody></table></section>\n</main>\n<script type=\"application/json\" id=\"gauntlet-summary\">" +
           script_json(summary) + "</script>\n<script>" + html_assets::kScript + "</script>\n</body>\n</html>\n";
   return page;

@@ -152,6 +152,7 @@ std::vector<ModuleEntry> jsonl_entries(const std::string& path, const ProblemMap
     ModuleEntry e;
     std::string where = path + ":" + std::to_string(n);
     e.source = where;
+    e.line = n;
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
@@ -167,6 +168,12 @@ std::vector<ModuleEntry> jsonl_entries(const std::string& path, const ProblemMap
       out.push_back(e);
     };
     if (!j.is_object()) { bad("a line is a JSON object {\"ref\": ..., \"candidate\": ...}"); continue; }
+    // What people call the line by, kept even when the line is not usable.
+    for (const char* k : {"name", "problem_name"})
+      if (e.name.empty() && j.contains(k) && j[k].is_string()) e.name = j[k].get<std::string>();
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.key() != "ref" && it.key() != "candidate" && it.key() != "name" && it.key() != "problem_name")
+        e.fields[it.key()] = it.value();
     if (!j.contains("candidate") || !j["candidate"].is_string()) { bad("field 'candidate': required string (the candidate module's source)"); continue; }
     if (j.contains("ref") && !j["ref"].is_string()) { bad("field 'ref': must be a string (the reference module's source)"); continue; }
     // A problem name if the line gives one: "name"/"problem_name", or "level" + "problem_id".

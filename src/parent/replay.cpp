@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "build_cache.h"
+#include "replay_sources.h"
 #include "gauntlet/module_oracle.h"
 #include "gauntlet/verify.h"
 #include "gauntlet/version.h"
@@ -48,18 +49,15 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   }
   if (!j.is_object() || j.value("format", "") != "gauntlet-replay-v1")
     return bad_file(file, "not a gauntlet replay file (format gauntlet-replay-v1)");
-  std::string gate_name, op, source, kernel_sha, schema_sha, manifest_path, entry, device, tool;
+  std::string gate_name, op, kernel_sha, schema_sha, tool;
   Case c;
+  replay_sources::Resolved sources;
   try {
     tool = j.at("tool_version");
     gate_name = j.at("gate");
     op = j.at("op");
     schema_sha = j.at("schema_sha256");
-    source = j.at("kernel").at("source");
     kernel_sha = j.at("kernel").at("sha256");
-    entry = j.at("kernel").at("entry");
-    device = j.at("kernel").at("device");
-    manifest_path = j.at("kernel").value("manifest", "");
     std::string error;
     if (!case_from_json(j.at("case"), &c, &error)) return bad_file(file, "corrupt case: " + error);
   } catch (const nlohmann::json::exception& e) {
@@ -69,22 +67,16 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
     return bad_file(file, "written by gauntlet " + tool + ", this is gauntlet " + GAUNTLET_VERSION_STRING +
                               "; replay it with that version");
   std::string error;
-  KernelManifest manifest;
-  if (!manifest_path.empty()) {
-    auto m = load_manifest(manifest_path, &error);
-    if (!m) return bad_file(file, "its manifest: " + error);
-    manifest = *m;
+  try {
+    // The recorded paths when they still hold the recorded bytes, else the file's own copies.
+    if (!replay_sources::resolve(j, &sources, &error)) return bad_file(file, error);
+  } catch (const nlohmann::json::exception& e) {
+    return bad_file(file, std::string("corrupt replay file: ") + e.what());
   }
-  manifest.op = op;
-  manifest.source = source;
-  manifest.entry = entry;
-  manifest.backward_entry = j.at("kernel").value("backward", manifest.backward_entry);
-  manifest.device = device;
+  KernelManifest& manifest = sources.manifest;
+  const std::string source = manifest.source, entry = manifest.entry, device = manifest.device;
   const std::string actual_sha = sha256_file_hex(source);
-  if (actual_sha.empty()) return bad_file(file, "kernel source " + source + " is missing");
-  if (actual_sha != kernel_sha)
-    return bad_file(file, "kernel " + source + " changed since the case was recorded (sha256 " + actual_sha.substr(0, 12) +
-                              ", recorded " + kernel_sha.substr(0, 12) + ")");
+  if (actual_sha != kernel_sha) return bad_file(file, "kernel " + source + " does not hold the recorded bytes");
   // A Python module (docs/modules.md) runs in the Python worker; an unmapped one ("op": "module")
   // is judged against its own Model, whose oracle child starts here as in verify.
   const bool python = is_python_module(manifest);
@@ -123,6 +115,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
                             recorded.value("category", "") == category_name(v.category);
   const std::string recorded_out = j.value("outputs_sha256", "");
   std::fprintf(out, "replay %s: %s gate, case %s\n", file.c_str(), gate_name.c_str(), c.label.c_str());
+  std::fprintf(out, "  sources: %s\n", sources.note.c_str());
   std::fprintf(out, "  verdict: %s%s%s: %s\n", status_name(v.status), v.category == Category::None ? "" : " ",
                category_name(v.category), v.message.c_str());
   std::fprintf(out, "  recorded: %s %s\n", recorded.value("status", "?").c_str(), recorded.value("category", "").c_str());

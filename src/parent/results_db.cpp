@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kernels(
   kernel_hash TEXT NOT NULL, manifest_hash TEXT NOT NULL, tool_version TEXT NOT NULL, seed TEXT NOT NULL,
   entry TEXT NOT NULL, op TEXT NOT NULL DEFAULT '', device TEXT NOT NULL DEFAULT '',
-  verdict TEXT, report TEXT, entry_error TEXT,
+  verdict TEXT, report TEXT, entry_error TEXT, entry_info TEXT,
   updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   PRIMARY KEY (kernel_hash, manifest_hash, tool_version, seed));
 CREATE TABLE IF NOT EXISTS gates(
@@ -64,6 +64,21 @@ nlohmann::json parse_or_null(const std::string& text) {
 std::mutex& db_mutex() {
   static std::mutex mu;
   return mu;
+}
+
+// Whether `schema`.kernels has `column` (entry_info came after schema version 1's first tables).
+bool has_column(sqlite3* db, const std::string& schema, const std::string& column) {
+  std::string e;
+  Stmt st(db, "PRAGMA " + schema + ".table_info(kernels)", &e);
+  if (!e.empty()) return false;
+  while (sqlite3_step(st.s) == SQLITE_ROW)
+    if (st.col(1) == column) return true;
+  return false;
+}
+
+nlohmann::json info_or_null(const std::string& text) {
+  const nlohmann::json j = parse_or_null(text);
+  return j.is_object() ? j : nlohmann::json();
 }
 
 int gate_rank(const std::string& name) {
@@ -109,6 +124,7 @@ std::unique_ptr<ResultsDb> ResultsDb::open_impl(const std::string& path, bool re
       return (*error = path + ": not a gauntlet results database (no tables)", nullptr);
     }
   }
+  r->has_entry_info_ = has_column(db, "main", "entry_info");
   if (read_only) return r;
   // WAL: a writer never blocks readers (the report can read a running audit), and with
   // synchronous=NORMAL each commit survives the process being killed (not a power loss).
@@ -117,6 +133,10 @@ std::unique_ptr<ResultsDb> ResultsDb::open_impl(const std::string& path, bool re
                    kSchemaVersion + "');",
                &e))
     return (*error = path + ": " + e, nullptr);
+  // A column added compatibly: a database written before it gains it (null for its old rows).
+  if (!has_column(db, "main", "entry_info") && !r->exec("ALTER TABLE kernels ADD COLUMN entry_info TEXT;", &e))
+    return (*error = path + ": " + e, nullptr);
+  r->has_entry_info_ = true;
   return r;
 }
 
@@ -158,10 +178,11 @@ bool ResultsDb::put_kernel(const KernelKey& key, const KernelRecord& rec, std::s
   std::string e;
   // A complete record is never replaced by an incomplete one (COALESCE keeps the report).
   Stmt st(db_, std::string("INSERT INTO kernels(") + kKeyColumns +
-                   ", entry, op, device, verdict, report, entry_error) VALUES(?,?,?,?,?,?,?,?,?,?)"
+                   ", entry, op, device, verdict, report, entry_error, entry_info) VALUES(?,?,?,?,?,?,?,?,?,?,?)"
                    " ON CONFLICT DO UPDATE SET entry=excluded.entry, op=excluded.op, device=excluded.device,"
                    " verdict=COALESCE(excluded.verdict, kernels.verdict), report=COALESCE(excluded.report, kernels.report),"
-                   " entry_error=excluded.entry_error, updated_at=excluded.updated_at",
+                   " entry_error=excluded.entry_error, entry_info=COALESCE(excluded.entry_info, kernels.entry_info),"
+                   " updated_at=excluded.updated_at",
           &e);
   if (!e.empty()) return (*error = path_ + ": " + e, false);
   st.key(key);
@@ -171,6 +192,7 @@ bool ResultsDb::put_kernel(const KernelKey& key, const KernelRecord& rec, std::s
   st.text_or_null(8, rec.verdict);
   st.text_or_null(9, rec.report.is_null() ? "" : rec.report.dump());
   st.text_or_null(10, rec.entry_error);
+  st.text_or_null(11, rec.info.is_object() ? rec.info.dump() : "");
   if (sqlite3_step(st.s) != SQLITE_DONE) return (*error = path_ + ": storing kernel " + rec.entry + ": " + sqlite3_errmsg(db_), false);
   return true;
 }
@@ -199,13 +221,14 @@ std::map<std::string, GateVerdict> ResultsDb::gates(const KernelKey& key, std::s
 std::optional<KernelRecord> ResultsDb::kernel(const KernelKey& key, std::string* error) {
   std::lock_guard<std::mutex> lock(db_mutex());
   std::string e;
-  Stmt st(db_, std::string("SELECT entry, op, device, verdict, report, entry_error FROM kernels WHERE (") + kKeyColumns +
+  Stmt st(db_, std::string("SELECT entry, op, device, verdict, report, entry_error, ") + info_column() +
+                   " FROM kernels WHERE (" + kKeyColumns +
                    ") = (?,?,?,?)",
           &e);
   if (!e.empty()) return (*error = path_ + ": " + e, std::nullopt);
   st.key(key);
   if (sqlite3_step(st.s) != SQLITE_ROW) return std::nullopt;
-  KernelRecord r{st.col(0), st.col(1), st.col(2), st.col(3), parse_or_null(st.col(4)), st.col(5)};
+  KernelRecord r{st.col(0), st.col(1), st.col(2), st.col(3), parse_or_null(st.col(4)), st.col(5), info_or_null(st.col(6))};
   // A report that does not read back counts as not stored: the kernel is verified again.
   if (!r.report.is_object() && r.entry_error.empty()) r.report = nullptr, r.verdict.clear();
   return r;
@@ -217,13 +240,15 @@ nlohmann::json ResultsDb::reports(std::string* error) {
   {
     std::lock_guard<std::mutex> lock(db_mutex());
     std::string e;
-    Stmt st(db_, std::string("SELECT ") + kKeyColumns + ", entry, op, device, verdict, report, entry_error FROM kernels"
+    Stmt st(db_, std::string("SELECT ") + kKeyColumns + ", entry, op, device, verdict, report, entry_error, " +
+                     info_column() + " FROM kernels"
                      " ORDER BY entry, kernel_hash, manifest_hash, tool_version, seed",
             &e);
     if (!e.empty()) return (*error = path_ + ": " + e, out);
     while (sqlite3_step(st.s) == SQLITE_ROW) {
       KernelKey k{st.col(0), st.col(1), st.col(2), std::strtoull(st.col(3).c_str(), nullptr, 10)};
-      rows.push_back({k, KernelRecord{st.col(4), st.col(5), st.col(6), st.col(7), parse_or_null(st.col(8)), st.col(9)}});
+      rows.push_back({k, KernelRecord{st.col(4), st.col(5), st.col(6), st.col(7), parse_or_null(st.col(8)), st.col(9),
+                                      info_or_null(st.col(10))}});
     }
   }
   for (auto& [key, rec] : rows) {
@@ -250,6 +275,12 @@ nlohmann::json ResultsDb::reports(std::string* error) {
     j["device"] = rec.device;
     j["tool_version"] = key.tool_version;
     j["manifest_hash"] = key.manifest_hash;
+    if (rec.info.is_object()) {
+      if (rec.info.contains("name")) j["entry_name"] = rec.info["name"];
+      if (rec.info.contains("line")) j["entry_line"] = rec.info["line"];
+      if (rec.info.contains("fields") && rec.info["fields"].is_object() && !rec.info["fields"].empty())
+        j["entry_fields"] = rec.info["fields"];
+    }
     out.push_back(j);
   }
   return out;
@@ -268,14 +299,16 @@ bool ResultsDb::merge_from(const std::string& other, std::string* error) {
     if (sqlite3_step(at.s) != SQLITE_DONE) return (*error = other + ": " + sqlite3_errmsg(db_), false);
   }
   const std::string cols = std::string(kKeyColumns);
+  const std::string src_info = has_column(db_, "src", "entry_info") ? "entry_info" : "NULL";
   const std::string sql =
       "BEGIN IMMEDIATE;"
       "INSERT OR IGNORE INTO gates SELECT " + cols +
       ", gate, status, category, message, replay, seconds, cases, outputs_sha256, evidence FROM src.gates;"
-      "INSERT INTO kernels(" + cols + ", entry, op, device, verdict, report, entry_error, updated_at) SELECT " + cols +
-      ", entry, op, device, verdict, report, entry_error, updated_at FROM src.kernels WHERE true"
+      "INSERT INTO kernels(" + cols + ", entry, op, device, verdict, report, entry_error, entry_info, updated_at) SELECT " +
+      cols + ", entry, op, device, verdict, report, entry_error, " + src_info + ", updated_at FROM src.kernels WHERE true"
       " ON CONFLICT DO UPDATE SET entry=excluded.entry, op=excluded.op, device=excluded.device,"
-      " verdict=excluded.verdict, report=excluded.report, entry_error=excluded.entry_error, updated_at=excluded.updated_at"
+      " verdict=excluded.verdict, report=excluded.report, entry_error=excluded.entry_error,"
+      " entry_info=COALESCE(excluded.entry_info, kernels.entry_info), updated_at=excluded.updated_at"
       " WHERE kernels.report IS NULL AND excluded.report IS NOT NULL;"
       "COMMIT;";
   const bool ok = exec(sql, &e);
@@ -303,6 +336,14 @@ bool merge_databases(const std::vector<std::string>& inputs, const std::string& 
   for (const std::string& in : inputs)
     if (!db->merge_from(in, error)) return false;
   return true;
+}
+
+std::string record_label(const nlohmann::json& r) {
+  std::string entry = r.is_object() ? r.value("entry", "") : "";
+  if (entry.empty() && r.is_object() && r.contains("source") && r["source"].is_string()) entry = r["source"];
+  if (r.is_object() && r.contains("entry_name") && r["entry_name"].is_string() && !r["entry_name"].get<std::string>().empty())
+    entry += " (" + r["entry_name"].get<std::string>() + ")";
+  return entry;
 }
 
 std::string manifest_hash(const KernelManifest& m) {

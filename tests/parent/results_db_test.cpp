@@ -225,3 +225,58 @@ TEST(ManifestHash, DiffersByContractNotByPath) {
   b.attrs["dim"] = int64_t(-1);
   EXPECT_NE(manifest_hash(a), manifest_hash(b));
 }
+
+// A database written before the entry_info column (a JSONL line's name, line and fields) still
+// opens: read-only it reads without the column, read-write it gains the column, and merging it
+// into a new database keeps its rows.
+TEST(ResultsDb, ADatabaseFromBeforeEntryInfoStillOpens) {
+  TempDir t;
+  const std::string old_db = t.path + "/old.db";
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(old_db.c_str(), &h), SQLITE_OK);
+    const char* sql =
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('format','gauntlet-results'),('schema_version','1');"
+        "CREATE TABLE kernels(kernel_hash TEXT NOT NULL, manifest_hash TEXT NOT NULL, tool_version TEXT NOT NULL,"
+        " seed TEXT NOT NULL, entry TEXT NOT NULL, op TEXT NOT NULL DEFAULT '', device TEXT NOT NULL DEFAULT '',"
+        " verdict TEXT, report TEXT, entry_error TEXT,"
+        " updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"
+        " PRIMARY KEY (kernel_hash, manifest_hash, tool_version, seed));"
+        "CREATE TABLE gates(kernel_hash TEXT NOT NULL, manifest_hash TEXT NOT NULL, tool_version TEXT NOT NULL,"
+        " seed TEXT NOT NULL, gate TEXT NOT NULL, status TEXT NOT NULL, category TEXT NOT NULL, message TEXT NOT NULL,"
+        " replay TEXT, seconds REAL, cases INTEGER, outputs_sha256 TEXT, evidence TEXT,"
+        " PRIMARY KEY (kernel_hash, manifest_hash, tool_version, seed, gate));"
+        "INSERT INTO kernels(kernel_hash, manifest_hash, tool_version, seed, entry, verdict, entry_error)"
+        " VALUES('c', 'mc', '0.1.0', '1', 'c.json', 'error', 'c.json: malformed JSON');";
+    ASSERT_EQ(sqlite3_exec(h, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+    sqlite3_close(h);
+  }
+  std::string error;
+  auto records = read_kernel_reports(old_db, &error);
+  ASSERT_EQ(records.size(), 1u) << error;
+  EXPECT_EQ(records[0]["entry_error"], "c.json: malformed JSON");
+  EXPECT_FALSE(records[0].contains("entry_name"));
+  EXPECT_EQ(record_label(records[0]), "c.json");
+
+  const std::string merged = t.path + "/merged.db";
+  ASSERT_TRUE(merge_databases({old_db}, merged, &error)) << error;
+  EXPECT_EQ(read_kernel_reports(merged, &error).size(), 1u) << error;
+
+  auto db = ResultsDb::open(old_db, &error);
+  ASSERT_TRUE(db) << error;
+  KernelRecord rec{"pairs.jsonl:3", "", "", "error", nullptr, "pairs.jsonl:3: no class ModelNew",
+                   {{"name", "19_ReLU"}, {"line", 3}, {"fields", {{"model", "m-7b"}, {"tag", "r2"}}}}};
+  ASSERT_TRUE(db->put_kernel(key("d"), rec, &error)) << error;
+  EXPECT_EQ(db->kernel(key("d"), &error)->info, rec.info);
+  // A later write without info (a rerun's in-progress row) keeps it.
+  rec.info = nullptr;
+  ASSERT_TRUE(db->put_kernel(key("d"), rec, &error)) << error;
+  db.reset();
+  records = read_kernel_reports(old_db, &error);
+  ASSERT_EQ(records.size(), 2u) << error;
+  EXPECT_EQ(records[1]["entry_name"], "19_ReLU");
+  EXPECT_EQ(records[1]["entry_line"], 3);
+  EXPECT_EQ(records[1]["entry_fields"], nlohmann::json({{"model", "m-7b"}, {"tag", "r2"}}));
+  EXPECT_EQ(record_label(records[1]), "pairs.jsonl:3 (19_ReLU)");
+}
