@@ -262,7 +262,7 @@ bool get_tensor(Reader& r, at::Tensor* out, std::string* why) {
     else last += (sizes[i] - 1) * strides[i];
   }
   if (!empty && last >= elems)
-    return (*why = "tensor view reaches element " + std::to_string(last) + " of a storage of " + std::to_string(elems), false);
+    return (*why = "tensor view exceeds its storage: it reaches element " + std::to_string(last) + " of a storage of " + std::to_string(elems), false);
   at::Tensor storage = at::empty({elems}, at::TensorOptions().dtype(*st));
   if (nbytes && !r.raw(storage.data_ptr(), nbytes))
     return (*why = "truncated tensor bytes (" + std::to_string(nbytes) + " announced)", false);

@@ -260,15 +260,15 @@ TEST(Wire, MalformedCaseRepliesNameWhatIsWrongAndZeroSizeOutputsDecode) {
     EXPECT_FALSE(reason.empty()) << "cut at " << cut << " of " << bytes.size();
   }
   // A view past its storage names the element and the storage size, and which output it is.
-  rep.calls[0].outputs = {at::ones({4}, at::kFloat).as_strided({3}, {2}, 0)};
+  rep.calls[0].outputs = {at::ones({6}, at::kFloat).as_strided({3}, {2}, 0)};
   std::string bad = encode(rep);
   CaseReply corrupt;
-  // The storage length field (u64 after sizes, strides and offset) shrunk from 16 to 8 bytes.
-  const std::string sixteen("\x10\0\0\0\0\0\0\0", 8), eight("\x08\0\0\0\0\0\0\0", 8);
-  const size_t at = bad.find(sixteen);
+  // The storage length field (u64 after sizes, strides and offset) shrunk from 24 to 8 bytes.
+  const std::string whole("\x18\0\0\0\0\0\0\0", 8), eight("\x08\0\0\0\0\0\0\0", 8);
+  const size_t at = bad.find(whole);
   ASSERT_NE(at, std::string::npos);
   bad.replace(at, 8, eight);
-  bad.erase(at + 8, 8);
+  bad.erase(at + 8, 16);
   EXPECT_FALSE(decode(bad, &corrupt, &why));
-  EXPECT_NE(why.find("output 0 of call 0: tensor view reaches element 4 of a storage of 2"), std::string::npos) << why;
+  EXPECT_NE(why.find("output 0 of call 0: tensor view exceeds its storage: it reaches element 4 of a storage of 2"), std::string::npos) << why;
 }
