@@ -1743,8 +1743,12 @@ def _thread_count():
 
 def zygote_main():
     global torch
+    import signal
     import socket
     import struct as _struct
+    # Ctrl-C is gauntlet's to handle (it kills the zygote and its children): no KeyboardInterrupt
+    # traceback from here or from a forked child, whatever the process group.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     import torch as _torch
     torch = _torch
@@ -1766,6 +1770,7 @@ def zygote_main():
     _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     sock = socket.socket(fileno=3)
     sock.send(_struct.pack("<I", _thread_count()))
+    gauntlet_pid = os.getppid()
     children = []
     while True:
         try:
@@ -1790,6 +1795,10 @@ def zygote_main():
             pid, achieved, err = clone_sandboxed(wanted)
             if pid == 0:
                 code = 3
+                # As zygote.cpp: the child dies with gauntlet's forking thread (CLONE_PARENT).
+                _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+                if os.getppid() not in (0, gauntlet_pid):
+                    os._exit(1)
                 try:
                     if achieved & NS_USER:
                         _write_id_maps(uid, gid)

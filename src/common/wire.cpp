@@ -239,18 +239,20 @@ void put_tensor(Writer& w, const at::Tensor& t_in) {
 bool get_tensor(Reader& r, at::Tensor* out, std::string* why) {
   uint8_t code, ndim;
   if (!r.u8(&code) || !r.u8(&ndim)) return (*why = "truncated tensor header", false);
-  if (code > uint8_t(DType::UInt8)) return (*why = "tensor of an unsupported dtype", false);
+  if (code > uint8_t(DType::UInt8)) return (*why = "tensor of an unsupported dtype (code " + std::to_string(code) + ")", false);
   auto st = to_scalar_type(DType(code));
   std::vector<int64_t> sizes(ndim), strides(ndim);
   for (auto& s : sizes)
-    if (!r.i64(&s) || s < 0) return (*why = "bad tensor sizes", false);
+    if (!r.i64(&s) || s < 0) return (*why = r.ok() ? "negative tensor size " + std::to_string(s) : "truncated tensor sizes", false);
   for (auto& s : strides)
-    if (!r.i64(&s) || s < 0) return (*why = "bad tensor strides", false);
+    if (!r.i64(&s) || s < 0) return (*why = r.ok() ? "negative tensor stride " + std::to_string(s) : "truncated tensor strides", false);
   int64_t offset;
   uint64_t nbytes;
-  if (!r.i64(&offset) || offset < 0 || !r.u64(&nbytes)) return (*why = "bad tensor storage", false);
+  if (!r.i64(&offset) || !r.u64(&nbytes)) return (*why = "truncated tensor storage header", false);
+  if (offset < 0) return (*why = "negative storage offset " + std::to_string(offset), false);
   const int64_t esize = int64_t(c10::elementSize(*st));
-  if (nbytes % uint64_t(esize)) return (*why = "storage size not a multiple of the element size", false);
+  if (nbytes % uint64_t(esize))
+    return (*why = "storage of " + std::to_string(nbytes) + " bytes is not a multiple of the element size " + std::to_string(esize), false);
   const int64_t elems = int64_t(nbytes) / esize;
   // The last element the view touches must lie inside the storage.
   int64_t last = offset;
@@ -259,9 +261,11 @@ bool get_tensor(Reader& r, at::Tensor* out, std::string* why) {
     if (sizes[i] == 0) empty = true;
     else last += (sizes[i] - 1) * strides[i];
   }
-  if (!empty && last >= elems) return (*why = "tensor view exceeds its storage", false);
+  if (!empty && last >= elems)
+    return (*why = "tensor view exceeds its storage: it reaches element " + std::to_string(last) + " of a storage of " + std::to_string(elems), false);
   at::Tensor storage = at::empty({elems}, at::TensorOptions().dtype(*st));
-  if (nbytes && !r.raw(storage.data_ptr(), nbytes)) return (*why = "truncated tensor bytes", false);
+  if (nbytes && !r.raw(storage.data_ptr(), nbytes))
+    return (*why = "truncated tensor bytes (" + std::to_string(nbytes) + " announced)", false);
   *out = storage.as_strided(sizes, strides, offset);
   return true;
 }
@@ -451,7 +455,10 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
     c.output_contiguous.resize(n);
     c.alias_previous_call.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
-      if (!get_tensor(r, &c.outputs[i], why)) return false;
+      if (!get_tensor(r, &c.outputs[i], why)) {
+        *why = "output " + std::to_string(i) + " of call " + std::to_string(&c - m->calls.data()) + ": " + *why;
+        return false;
+      }
       uint32_t ai = 0, ao = 0;
       uint8_t contig = 0;
       r.str(&c.devices[i]);

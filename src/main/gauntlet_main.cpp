@@ -10,6 +10,7 @@
 
 #include "gauntlet/junit.h"
 #include "gauntlet/audit.h"
+#include "gauntlet/interrupt.h"
 #include "gauntlet/kernelbench.h"
 #include "crash_report.h"
 #include "gauntlet/oracle.h"
@@ -129,14 +130,19 @@ int run_verify(const VerifyFlags& f) {
   opts.progress = !f.quiet;
   opts.jobs = gate_jobs(f.jobs);
   opts.gpu_jobs = f.gpu_jobs;
+  // verify keeps nothing between runs, so an interrupted one is simply run again (README).
+  install_interrupt_exit("\ngauntlet: interrupted by %s: gate processes killed, no report written; run the same command again to verify\n");
   Launcher launcher(sopts);
   auto report = verify_kernel(*manifest, opts, launcher, &error);
   if (!report) return fail_usage(error);
   print_report(*report, stdout);
   if (!f.json_path.empty()) {
-    std::ofstream out(f.json_path);
+    // Written beside and renamed: an interrupt during the write never leaves half a file.
+    const std::string tmp = f.json_path + ".tmp";
+    std::ofstream out(tmp);
     out << report_to_json(*report).dump(2) << "\n";
-    if (!out) return fail_usage("cannot write " + f.json_path);
+    out.close();
+    if (!out || std::rename(tmp.c_str(), f.json_path.c_str()) != 0) return fail_usage("cannot write " + f.json_path);
   }
   if (!f.junit_path.empty() && !write_junit_file(report_to_json(*report), f.junit_path, &error)) return fail_usage(error);
   return exit_code_for(*report);
@@ -347,6 +353,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail_usage(e.what());
   }
+  // Commands other than verify and audit (those say more): children killed, one line, 128 + signal.
+  if (!verify->parsed() && !audit->parsed())
+    install_interrupt_exit("\ngauntlet: interrupted by %s: child processes killed\n");
   try {
     if (verify->parsed()) return run_verify(vf);
     if (kb->parsed()) return run_kbcheck(kf);

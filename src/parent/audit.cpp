@@ -2,12 +2,14 @@
 #include "gauntlet/audit.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <thread>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +25,7 @@
 #include "audit_builds.h"
 #include "audit_lane.h"
 #include "audit_progress.h"
+#include "gauntlet/interrupt.h"
 #include "gauntlet/results_db.h"
 #include "gauntlet/version.h"
 
@@ -53,6 +56,36 @@ struct Overhead {
 
 bool complete(const KernelRecord& r) { return r.report.is_object() || !r.entry_error.empty(); }
 
+// SIGINT and SIGTERM, blocked in the audit's parent and read from a signalfd: the parent is
+// woken in its progress loop, tells the lanes (which kill their children and exit) and then
+// says, in one line, how to resume. Blocked from the start, so that no thread takes them.
+struct InterruptWatch {
+  int fd = -1;
+  sigset_t both;
+  InterruptWatch() {
+    sigemptyset(&both);
+    sigaddset(&both, SIGINT);
+    sigaddset(&both, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &both, nullptr);
+    fd = signalfd(-1, &both, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
+  ~InterruptWatch() {
+    if (fd >= 0) ::close(fd);
+  }
+  // The signal received, 0 when none is pending.
+  int take() const {
+    signalfd_siginfo si{};
+    if (fd >= 0 && read(fd, &si, sizeof si) == ssize_t(sizeof si)) return int(si.ssi_signo);
+    return 0;
+  }
+};
+
+int interrupted(int sig, const AuditOptions& o) {
+  std::fprintf(stderr, "%sgauntlet: interrupted by %s: every finished gate is kept in %s; run the same command again (same --db) to resume\n",
+               isatty(2) == 1 ? "\n" : "", sig == SIGINT ? "SIGINT" : "SIGTERM", o.db_path.c_str());
+  return interrupted_exit_status(sig);
+}
+
 }  // namespace
 
 std::vector<int> gpu_lane_plan(const std::vector<int>& gpus, int per_gpu, size_t kernels) {
@@ -65,6 +98,8 @@ std::vector<int> gpu_lane_plan(const std::vector<int>& gpus, int per_gpu, size_t
 
 int run_audit(const AuditOptions& o, std::FILE* out) {
   const auto t0 = std::chrono::steady_clock::now();
+  InterruptWatch watch;
+  int sig = 0;
   auto fail = [](const std::string& msg) {
     std::fprintf(stderr, "gauntlet: error: %s\n", msg.c_str());
     return 2;
@@ -92,6 +127,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   std::vector<AuditWork> cpu, gpu;  // the kernels to verify, in corpus order
   int gates_to_run = 0;
   for (CorpusEntry& e : *entries) {
+    if ((sig = watch.take()) != 0) return interrupted(sig, o);
     if (shard_of(e.kernel_hash, o.shard.count) != o.shard.index) continue;
     KernelKey key{e.kernel_hash, e.manifest_hash, GAUNTLET_VERSION_STRING, o.verify.seed};
     if (!mine.insert(tuple_of(key)).second) {
@@ -202,12 +238,19 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     c.host_lock = false;
     lanes.push_back(c);
   }
+  // The build-ahead lane kills its build children (and their compilers) on SIGTERM, as lanes do.
+  auto stop_builder = [&] {
+    if (builder > 0) kill(builder, SIGTERM);
+  };
+  if ((sig = watch.take()) != 0) return stop_builder(), interrupted(sig, o);
   std::fflush(nullptr);
   std::vector<pid_t> pids;
   for (const LaneConfig& c : lanes) {
     const pid_t pid = fork();
     if (pid == 0) {
       close(progress_pipe[0]);
+      close(watch.fd);
+      install_interrupt_exit("");  // a lane kills its children and exits, silently: the parent says it
       _exit(run_lane(c));  // _exit: the parent's buffers and destructors are not the lane's to run
     }
     if (pid < 0) std::fprintf(stderr, "gauntlet: cannot start an audit lane: %s\n", strerror(errno));
@@ -221,9 +264,21 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     AuditProgress progress(int(cpu.size() + gpu.size()), gates_to_run, isatty(2) == 1, o.progress_seconds, stderr);
     std::string buf;
     char chunk[4096];
-    for (ssize_t n; (n = read(progress_pipe[0], chunk, sizeof chunk)) != 0;) {
+    for (ssize_t n;;) {
+      pollfd pfds[2] = {{progress_pipe[0], POLLIN, 0}, {watch.fd, POLLIN, 0}};
+      if (poll(pfds, watch.fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
+      if (pfds[1].revents & POLLIN) {
+        const int got = watch.take();  // read even when a second: left unread, poll would spin
+        if (got && !sig) {
+          sig = got;
+          for (pid_t pid : pids) kill(pid, SIGTERM);  // each lane kills its children, then exits
+          stop_builder();
+        }
+      }
+      if (!(pfds[0].revents & (POLLIN | POLLHUP))) continue;
+      if ((n = read(progress_pipe[0], chunk, sizeof chunk)) == 0) break;
       if (n < 0) {
-        if (errno == EINTR) continue;
+        if (errno == EINTR || errno == EAGAIN) continue;
         break;
       }
       buf.append(chunk, size_t(n));
@@ -252,9 +307,11 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   }
   // Every module a lane verified is built by now; what the build-ahead lane still does is not needed.
   if (builder > 0) {
-    kill(builder, SIGKILL);
+    kill(builder, sig ? SIGTERM : SIGKILL);
     while (waitpid(builder, nullptr, 0) < 0 && errno == EINTR) {}
   }
+  if (!sig) sig = watch.take();  // arrived as the last lanes finished: still one line, resumable
+  if (sig) return interrupted(sig, o);
   munmap(shared, shared_bytes);
   for (int fd : lock_fds) close(fd);
   db = ResultsDb::open(o.db_path, &error);

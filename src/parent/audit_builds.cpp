@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "gauntlet/interrupt.h"
 #include "gauntlet/module_build.h"
 
 namespace gauntlet {
@@ -18,6 +19,7 @@ pid_t start_build_ahead(const std::vector<KernelManifest>& modules, const Sandbo
   const pid_t pid = fork();
   if (pid != 0) return pid < 0 ? 0 : pid;  // no build-ahead lane: each lane builds its own kernels
   prctl(PR_SET_PDEATHSIG, SIGKILL);        // never outlives the audit
+  install_interrupt_exit("");              // SIGTERM from the audit: kill the build children, exit
   // The lanes take each module's build lock before they verify it: a module this lane is
   // building makes its verifier wait, then find the build; one not reached yet the verifier
   // builds itself, and this lane then finds it built. No build runs twice either way.

@@ -6,6 +6,7 @@
 // at a time per lane process; --jobs N lanes give N gate processes at once.
 #include "audit_lane.h"
 
+#include "gauntlet/interrupt.h"
 #include "gauntlet/file_lock.h"
 
 #include <fcntl.h>
@@ -164,6 +165,7 @@ int run_lane(const LaneConfig& c) {
   };
   // gauntlet's own fault, not the entry's: the kernel is left incomplete (a rerun retries it).
   auto harness_fault = [&](const AuditWork& w, const std::exception& e) {
+    if (interrupt_requested()) wait_for_interrupt_exit();  // the interrupt's doing, not a fault
     std::fprintf(stderr, "\ngauntlet: harness error on %s: %s\n", w.entry.entry.c_str(), e.what());
     harness_error = true;
   };

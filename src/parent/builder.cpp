@@ -30,6 +30,7 @@
 
 #include "build_cache.h"
 #include "gauntlet/builder.h"
+#include "gauntlet/interrupt.h"
 
 extern char** environ;
 
@@ -318,6 +319,7 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::string& 
     return r;
   }
   r.spawned = true;
+  register_child(pid);  // an interrupt kills the compiler's group too (interrupt.h)
   int status = 0;
   int sleep_us = 2000;
   for (;;) {
@@ -336,6 +338,7 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::string& 
     sleep_us = std::min(sleep_us * 2, 20000);
   }
   if (!r.timed_out) kill(-pid, SIGKILL);  // stragglers of the group, if any
+  unregister_child(pid);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
   std::string err;

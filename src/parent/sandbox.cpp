@@ -27,6 +27,7 @@
 
 #include "gauntlet/cuda_errors.h"
 #include "gauntlet/file_lock.h"
+#include "gauntlet/interrupt.h"
 #include "gauntlet/kernel_abi.h"
 
 namespace gauntlet {
@@ -266,6 +267,7 @@ Launcher::~Launcher() {
       kill(z, SIGKILL);
       while (waitpid(z, nullptr, 0) < 0 && errno == EINTR) {
       }
+      unregister_child(z);
     }
 }
 
@@ -291,6 +293,9 @@ bool Launcher::start_zygote(std::string* error, bool python) {
   pid_t pid = keeper_->run([&]() -> pid_t {
     pid_t p = fork();
     if (p == 0) {
+      // A group of its own: the terminal's Ctrl-C (SIGINT to the foreground group) is gauntlet's
+      // to handle; it kills the zygote (interrupt.h), which must not die of it on its own first.
+      setpgid(0, 0);
       dup2(sv[1], 3);  // dup2 clears close-on-exec on the new descriptor
       syscall(SYS_close_range, 4, ~0u, 0);
       execve(argvp[0], argvp.data(), envp.data());
@@ -305,6 +310,7 @@ bool Launcher::start_zygote(std::string* error, bool python) {
     return (*error = std::string("fork: ") + strerror(errno), false);
   }
   (python ? py_zygote_pid_ : zygote_pid_) = pid;
+  register_child(pid);
   const int sock = (python ? py_zygote_sock_ : zygote_sock_) = sv[0];
   pollfd pfd{sock, POLLIN, 0};
   char buf[64];
@@ -419,6 +425,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error, bo
   note_ = std::string(python ? "zygote (python module worker)" : "zygote") + "; namespaces=" + namespaces_to_string(achieved);
   if (achieved != wanted_ns_)
     note_ += " (wanted " + namespaces_to_string(wanted_ns_) + "; the host refused the rest)";
+  register_child(pid_t(pid));
   std::unique_ptr<WorkerSession> s(new WorkerSession());
   s->launcher_ = this;
   s->pid_ = pid_t(pid);
@@ -517,6 +524,7 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
     *error = std::string("cannot start a worker: ") + strerror(errno);
     return nullptr;
   }
+  register_child(pid);
   if (note_.empty() || note_.rfind("fork+exec", 0) != 0) note_ = "fork+exec";
   static const char* kPythonNote = "fork+exec (python module worker)";
   if (python_) note_ = kPythonNote;
@@ -587,6 +595,7 @@ int WorkerSession::wait_status(bool* exited) {
     }
   }
   if (pidfd >= 0) ::close(pidfd);
+  unregister_child(pid_);
   finished_ = true;
   if (status_fd_ >= 0) return worker_status;
   return status;
@@ -801,8 +810,27 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   if (over_limit) return o;
   if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
   if (special_frame(f, &o)) return o;
-  if (f.type != wire::FrameType::CaseReply || !wire::decode(f.payload, &o.reply, &why) ||
-      o.reply.case_id != request.case_id) {
+  // Every protocol violation names what was malformed (an empty reason hid which check failed).
+  std::string bad;
+  if (f.type != wire::FrameType::CaseReply) {
+    bad = "expected a case reply, got frame type " + std::to_string(uint32_t(f.type)) + " of " +
+          std::to_string(f.payload.size()) + " bytes";
+  } else if (!wire::decode(f.payload, &o.reply, &why)) {
+    bad = why.empty() ? "undecodable, " + std::to_string(f.payload.size()) + " bytes" : why;
+  } else if (o.reply.case_id != request.case_id && o.reply.code == kWorkerInternalError) {
+    // The worker could not take the case at all (it could not decode it): gauntlet's fault.
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::HarnessError;
+    o.category = Category::HarnessError;
+    o.message = "the worker could not take case " + std::to_string(request.case_id) + ": " + o.reply.message;
+    return o;
+  } else if (o.reply.case_id != request.case_id) {
+    bad = "reply for case " + std::to_string(o.reply.case_id) + ", expected case " + std::to_string(request.case_id);
+  }
+  if (!bad.empty()) {
+    why = bad;
     kill_now();
     bool exited;
     wait_status(&exited);
@@ -912,12 +940,16 @@ void Launcher::reap_exiting(bool block) {
   for (auto [pid, deadline] : exiting_) {
     while (true) {
       pid_t r = waitpid(pid, nullptr, WNOHANG);
-      if (r == pid || (r < 0 && errno != EINTR)) break;
+      if (r == pid || (r < 0 && errno != EINTR)) {
+        unregister_child(pid);
+        break;
+      }
       if (wire::now_ms() >= deadline) {
         kill(pid, SIGKILL);
         kill(-pid, SIGKILL);
         while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
         }
+        unregister_child(pid);
         break;
       }
       if (!block) {

@@ -14,7 +14,9 @@
 
 #include <torch/version.h>
 
+#include "gauntlet/confirm.h"
 #include "gauntlet/file_lock.h"
+#include "gauntlet/interrupt.h"
 #include "gauntlet/module_build.h"
 #include "gauntlet/module_oracle.h"
 #include "gauntlet/property.h"
@@ -274,6 +276,25 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
       }
       if (shared_error && !v.evidence.contains("rerun_alone"))
         v.evidence["rerun_alone"] = "not rerun: an earlier gate's error of this kind recurred alone";
+      // A crash, timeout or protocol violation is the kernel's only once its deciding case fails
+      // again in a fresh child (SPEC "Seeds and replay"); otherwise it is a harness error. A
+      // timeout that already recurred alone is confirmed, and once one has, the kernel has shown
+      // it: later ones stand (a hanging kernel must not pay every timeout twice).
+      const bool recurred_alone = v.evidence.value("rerun_alone", nlohmann::json()) == true;
+      if (needs_confirmation(v) && !recurred_alone && !(v.category == Category::Timeout && hang_shown_alone)) {
+        Case decider;
+        const bool has_case = deciding_case(v, &decider);
+        v = confirm_failure(v, [&] {
+          if (!has_case) return run_in_section();  // no recorded case: the whole gate, once more
+          std::unique_lock<std::mutex> lock(report_mu);
+          GateContext ctx = base;
+          lock.unlock();
+          return gate->check_one(ctx, decider);
+        });
+        if (v.category == Category::Timeout) hang_shown_alone = true;
+      } else if (needs_confirmation(v)) {
+        v.evidence["confirmed"] = recurred_alone ? "recurred when the gate ran again alone" : "an earlier timeout of this kernel recurred";
+      }
       exclusive ? slots.release_all() : slots.release();
       if (time.children > 0)
         v.evidence["time"] = {{"children", time.children}, {"spawn_seconds", time.spawn},
@@ -283,6 +304,9 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
       if (!note.empty()) base.sandbox_note = note;
     }
     v.seconds = seconds_since(g0);
+    // Interrupted: this verdict may be of the interrupt's killing (a child dead, a build cut off),
+    // never the kernel's; it is neither printed nor stored, and the handler's exit follows.
+    if (interrupt_requested()) wait_for_interrupt_exit();
     std::lock_guard<std::mutex> lock(report_mu);
     if (options.progress) std::fprintf(stderr, "  %-15s %-13s %.2fs\n", name.c_str(), status_name(v.status), v.seconds);
     if (options.on_gate) options.on_gate(v);

@@ -150,8 +150,14 @@ int zygote_main() {
       const gid_t gid = getgid();
       // CLONE_PARENT makes the child gauntlet's own child (one fork, no intermediate), so
       // gauntlet waits for it and kills it directly.
+      const pid_t gauntlet_pid = getppid();
       pid_t c = clone_sandboxed(wanted, &achieved);
       if (c == 0) {
+        // Its parent is gauntlet's thread that forked this zygote (CLONE_PARENT): when gauntlet
+        // goes, interrupted or killed, so does the child. Gone already: go now (in a new pid
+        // namespace getppid() is 0 and cannot tell; the zygote's own kill covers that).
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != 0 && getppid() != gauntlet_pid) _exit(1);
         if (achieved & kNsUser) write_id_maps(uid, gid);
         arrange_fds(fds[0], fds[1], fds[2], (achieved & kNsPid) ? fds[3] : -1);
         setpgid(0, 0);

@@ -233,3 +233,42 @@ TEST(Wire, MemoryGateFieldsRoundTrip) {
   bytes[bytes.size() - 30] = char(9);  // the kind byte of the last (only) finding: 1+1+4+3*8 bytes
   EXPECT_FALSE(decode(bytes, &rback, &why));
 }
+
+// Every malformed case reply says what was malformed (issue 15: a reply refused with an empty
+// reason hid which check failed); a zero-size output, as the Python worker encodes it, is valid.
+TEST(Wire, MalformedCaseRepliesNameWhatIsWrongAndZeroSizeOutputsDecode) {
+  CaseReply rep;
+  rep.case_id = 7;
+  CallOutputs co;
+  co.outputs = {at::empty({0, 5}, at::kFloat)};
+  co.devices = {"cpu"};
+  co.alias_input = {-1};
+  co.alias_output = {-1};
+  co.output_contiguous = {true};
+  co.alias_previous_call = {-1};
+  rep.calls = {co};
+  std::string why;
+  CaseReply back;
+  ASSERT_TRUE(decode(encode(rep), &back, &why)) << why;
+  EXPECT_EQ(back.calls.at(0).outputs.at(0).sizes(), at::IntArrayRef({0, 5}));
+  // The Python worker's zero-element tensor: sizes, contiguous strides, offset 0, no bytes.
+  const std::string bytes = encode(rep);
+  for (size_t cut = 1; cut < bytes.size(); ++cut) {
+    CaseReply partial;
+    std::string reason;
+    EXPECT_FALSE(decode(bytes.substr(0, cut), &partial, &reason)) << cut;
+    EXPECT_FALSE(reason.empty()) << "cut at " << cut << " of " << bytes.size();
+  }
+  // A view past its storage names the element and the storage size, and which output it is.
+  rep.calls[0].outputs = {at::ones({6}, at::kFloat).as_strided({3}, {2}, 0)};
+  std::string bad = encode(rep);
+  CaseReply corrupt;
+  // The storage length field (u64 after sizes, strides and offset) shrunk from 24 to 8 bytes.
+  const std::string whole("\x18\0\0\0\0\0\0\0", 8), eight("\x08\0\0\0\0\0\0\0", 8);
+  const size_t at = bad.find(whole);
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at, 8, eight);
+  bad.erase(at + 8, 16);
+  EXPECT_FALSE(decode(bad, &corrupt, &why));
+  EXPECT_NE(why.find("output 0 of call 0: tensor view exceeds its storage: it reaches element 4 of a storage of 2"), std::string::npos) << why;
+}
