@@ -1562,20 +1562,25 @@ def serve(policy):
             write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
                 False, "harness: the module's build record is unreadable (%s)" % e, "", ""))
             return 3
-        # Before the sandbox: importing torch.utils.cpp_extension runs `which` for its CUDA and
-        # ROCm homes, an exec the CPU child's filter would kill.
-        prebuilt.install()
-    recorder = None
-    if building:
-        recorder = gauntlet_module_build.Recorder(build_dir)
-        recorder.install()
+    recorder = gauntlet_module_build.Recorder(build_dir) if building else None
+    # Importing torch.utils.cpp_extension (which the hooks do) runs `which` for its CUDA and ROCm
+    # homes: an exec a CPU child's filter kills, so a CPU child imports it before its sandbox. A
+    # toolchain child (CUDA, or building) imports it after: on torch 2.11 the import asks CUDA for
+    # its devices, and a CUDA start before /proc is remounted fails for good (error 304, seen on
+    # the H200 in every CUDA child).
+    toolchain = building or DEVICE != "cpu"
+    hooks = recorder or prebuilt
+    if hooks is not None and not toolchain:
+        hooks.install()
     use_flock_baton()
     # A CUDA module's build child gets the CUDA child's sandbox: torch's load_inline asks the GPU
     # for its compute capability (the -gencode flags) unless TORCH_CUDA_ARCH_LIST says it.
-    notes, error = enter_sandbox(policy, load["device"] if building else DEVICE, toolchain=building or DEVICE != "cpu")
+    notes, error = enter_sandbox(policy, load["device"] if building else DEVICE, toolchain=toolchain)
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))
         return 3
+    if hooks is not None and toolchain:
+        hooks.install()
     if building:
         notes += " module-build(%s)" % build_dir
     elif prebuilt is not None:
