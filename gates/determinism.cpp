@@ -219,6 +219,7 @@ class SecondProcess {
     wire::LoadRequest second;
     second.so_path = ctx_.so_path;
     second.entry = python_load_entry(ctx_.manifest, ctx_.manifest.entry);
+    second.build_dir = ctx_.manifest.module_build_dir;  // a Python module's prebuilt extensions
     second.poison_byte = kSecondPoison;
     second.intra_op_threads = kSecondThreads;
     second.device = ctx_.manifest.device;

@@ -221,6 +221,7 @@ std::unique_ptr<WorkerSession> open_child(GateContext& ctx, Launcher& launcher, 
     wire::LoadRequest req;
     req.so_path = so_path;
     req.entry = python_load_entry(ctx.manifest, ctx.manifest.entry);
+    req.build_dir = ctx.manifest.module_build_dir;  // a Python module's prebuilt extensions
     req.poison_byte = poison;
     req.guard_bytes = guard;
     req.device = ctx.manifest.device;
@@ -503,6 +504,7 @@ class MemoryGate : public Gate {
     wire::LoadRequest req;
     req.so_path = ctx.so_path;
     req.entry = python_load_entry(ctx.manifest, ctx.manifest.entry);
+    req.build_dir = ctx.manifest.module_build_dir;  // a Python module's prebuilt extensions
     req.poison_byte = kPoisonA;
     req.device = ctx.manifest.device;
     auto text_now = [&] { return s->captured_output(size_t(1) << 24); };

@@ -36,7 +36,8 @@ def _lib_ext():
 def error_lines(text, limit=12):
     """The compiler's first error lines of a failed build's message (the build-error evidence)."""
     lines = [l.rstrip() for l in str(text).splitlines()]
-    picked = [l for l in lines if "error" in l.lower() and not l.startswith("[")]
+    picked = [l for l in lines if ("error:" in l.lower() or "error " in l.lower()[:12]) and not l.startswith("[")
+              and "Error building extension" not in l]
     return "\n".join((picked or lines)[:limit])
 
 
@@ -47,6 +48,7 @@ class Recorder:
         self.build_dir = build_dir
         self.built = []
         self.failed = None  # the message of a build call that raised
+        self.failed_kind = ""
 
     def install(self):
         cpp = _cpp_extension()
@@ -67,6 +69,10 @@ class Recorder:
                 result = original(name, *args, **kwargs)
             except BaseException as e:  # noqa: B902
                 self.failed = "%s('%s'): %s" % (fn_name, name, e)
+                # Whose fault: the compiler's errors, or the call's own arguments, are the module's;
+                # anything else (the CUDA driver refusing the child, a missing toolchain) is not.
+                self.failed_kind = ("compile" if "Error building extension" in str(e) else
+                                    "call" if isinstance(e, (TypeError, ValueError, KeyError)) else "harness")
                 raise
             python_module = kwargs.get("is_python_module", True)
             self.built.append({"call": fn_name, "name": name, "dir": where, "python_module": bool(python_module),

@@ -1620,10 +1620,13 @@ def serve(policy):
             if fr.filename in (load["so_path"], ref_path):
                 where = " (line %d)" % fr.lineno
         if building and recorder.failed:
-            # One build-error with the compiler's first lines (the parent splits them off).
+            # One build-error with the compiler's first lines (the parent splits them off); a
+            # failure that is not the module's is the harness's ("harness:").
+            head = {"compile": "build failed", "call": "build call failed"}.get(recorder.failed_kind,
+                                                                              "harness: the build step failed")
             write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
-                False, "build failed%s: %s\n%s" % (where, first_line(recorder.failed),
-                                                  gauntlet_module_build.error_lines(recorder.failed)), "", notes))
+                False, "%s%s: %s\n%s" % (head, where, first_line(recorder.failed),
+                                         gauntlet_module_build.error_lines(recorder.failed)), "", notes))
             return 5
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
             False, "loading the Python module failed%s: %s: %s" % (where, type(e).__name__, first_line(e)), "", notes))

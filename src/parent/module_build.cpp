@@ -58,7 +58,7 @@ const std::string& toolchain_identity(bool cuda) {
   id = "python=" + build_internal::file_identity(python) + "\ntorch=" + torch_identity(python);
   // The worker's build code decides where and how extensions are built.
   const std::string dir = worker.substr(0, worker.rfind('/') + 1);
-  id += "\nbuild-code=" + sha256_file_hex(dir + "gauntlet_module_build.py");
+  id += "\nbuild-code=" + sha256_file_hex(dir + "gauntlet_module_build.py") + "," + sha256_file_hex(worker);
   id += "\ncxx=" + build_internal::file_identity(build_internal::resolve_executable("c++"));
   if (cuda) id += "\nnvcc=" + build_internal::file_identity(build_internal::resolve_executable("nvcc"));
   return id;
@@ -191,6 +191,14 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
     b.module_dir = dir;
     return b;
   }
+  if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build call failed", 0) == 0) {
+    const size_t nl = o.message.find('\n');  // the module's own fault, but not cached: no compiler ran
+    b.ok = false;
+    b.error = o.message.substr(0, nl);
+    b.log_head = nl == std::string::npos ? "" : o.message.substr(nl + 1);
+    std::filesystem::remove_all(dir, ec);
+    return b;
+  }
   if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build failed", 0) == 0) {
     const size_t nl = o.message.find('\n');
     b.ok = false;
@@ -207,7 +215,10 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
     b.error = "the module's build step ran past its limit (" + o.message + ")";
     return b;
   }
-  if (o.kind == Outcome::Kind::HarnessError) return harness(o.message);
+  if (o.kind == Outcome::Kind::HarnessError) {
+    std::filesystem::remove_all(dir, ec);
+    return harness(o.message);
+  }
   // The module raised while imported or constructed, for a reason other than a build: no record,
   // so its gate children load it without prebuilt extensions and each reports the load-error.
   std::filesystem::remove_all(dir, ec);
