@@ -5,11 +5,15 @@
 // control runs the same probe without namespaces, where the writes do land (and are cleaned up).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -170,6 +174,96 @@ TEST(SandboxFilesystem, WithoutAMountNamespaceTheNotesSayTheFilesystemIsWritable
   EXPECT_NE(notes.find("fs-writable(no mount namespace)"), std::string::npos) << notes;
   EXPECT_NE(first.find(" " + p.dir + "=wrote"), std::string::npos) << first;
   EXPECT_NE(second.find("seen:" + p.dir), std::string::npos) << second;
+}
+
+// The Python worker's enter_sandbox (python/gauntlet_pyworker.py) locks the same way, and binds the
+// module build cache back over the fresh /var/tmp: read-only for a gate child, writable only for a
+// build child. Runs the function itself (no torch needed) in a private mount namespace.
+const char* kPythonProbe = R"PY(import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("w", sys.argv[1])
+w = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(w)
+p = w.Policy()
+p.namespaces = w.NS_MOUNT
+p.seccomp = False
+os.environ["TORCH_EXTENSIONS_DIR"] = sys.argv[2]
+notes, err = w.enter_sandbox(p, "cpu", build_writable=sys.argv[4] == "rw")
+out = [str(notes), str(err)]
+for d in ["/var/tmp", "/dev/shm", "/run/lock", "/tmp", sys.argv[2]]:
+    try:
+        with open(os.path.join(d, sys.argv[3]), "w") as f:
+            f.write("m")
+        out.append("%s=wrote" % d)
+    except OSError as e:
+        out.append("%s=%s" % (d, e.strerror))
+with open(os.path.join(sys.argv[2], "k.so")) as f:
+    out.append("build=" + f.read())
+print(" ".join(out))
+)PY";
+
+std::string run_python_probe(const std::string& script, const std::string& build, const std::string& name, bool rw) {
+  int pfd[2];
+  if (pipe(pfd) != 0) return "pipe failed";
+  const std::string worker = std::string(GAUNTLET_SOURCE_DIR) + "/python/gauntlet_pyworker.py";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pfd[1], 1);
+    dup2(pfd[1], 2);
+    if (unshare(CLONE_NEWNS) != 0) {
+      std::printf("skip: no mount namespace: %s\n", strerror(errno));
+      std::fflush(stdout);
+      _exit(0);
+    }
+    execl("/usr/bin/python3", "python3", script.c_str(), worker.c_str(), build.c_str(), name.c_str(), rw ? "rw" : "ro",
+          (char*)nullptr);
+    std::printf("skip: no /usr/bin/python3\n");
+    std::fflush(stdout);
+    _exit(0);
+  }
+  ::close(pfd[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t k; (k = ::read(pfd[0], buf, sizeof buf)) > 0;) got.append(buf, size_t(k));
+  ::close(pfd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got;
+}
+
+TEST(SandboxFilesystem, PythonChildLocksTheSameWayAndKeepsItsBuildCacheReadOnly) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (a mount namespace of its own, a build cache owned by nobody)";
+  const std::string name = "gauntlet-fs-lockdown-py-" + std::to_string(getpid());
+  std::string b = "/var/tmp/gauntlet-fs-lockdown-build-XXXXXX";  // where the module caches live
+  ASSERT_TRUE(mkdtemp(b.data()));
+  (void)!chown(b.c_str(), 65534, 65534);
+  chmod(b.c_str(), 0777);
+  std::ofstream(b + "/k.so") << "built";
+  const std::string script = b + ".py";
+  std::ofstream(script) << kPythonProbe;
+  const std::string ro = run_python_probe(script, b, name, false);
+  const bool leaked_ro = exists(b + "/" + name);
+  const std::string rw = run_python_probe(script, b, name, true);
+  const bool wrote_rw = exists(b + "/" + name);
+  bool on_host = false;
+  for (const char* d : {"/var/tmp", "/dev/shm", "/run/lock"}) {
+    on_host |= exists(std::string(d) + "/" + name);
+    unlink((std::string(d) + "/" + name).c_str());
+  }
+  std::filesystem::remove_all(b);
+  unlink(script.c_str());
+  if (ro.rfind("skip: ", 0) == 0) GTEST_SKIP() << ro.substr(6);
+  EXPECT_NE(ro.find("fs-readonly("), std::string::npos) << ro;
+  EXPECT_NE(ro.find("private-tmpfs(/var/tmp,/dev/shm,/run/lock) build-cache-ro(1)"), std::string::npos) << ro;
+  for (const char* d : {"/var/tmp", "/dev/shm", "/run/lock", "/tmp"})
+    EXPECT_NE(ro.find(std::string(" ") + d + "=wrote"), std::string::npos) << d << ": " << ro;
+  EXPECT_NE(ro.find(" " + b + "=Read-only file system"), std::string::npos) << ro;
+  EXPECT_NE(ro.find("build=built"), std::string::npos) << ro;
+  EXPECT_FALSE(leaked_ro) << ro;
+  // The build child's cache is writable, and what it writes is the host's.
+  EXPECT_NE(rw.find("build-cache-rw(1)"), std::string::npos) << rw;
+  EXPECT_NE(rw.find(" " + b + "=wrote"), std::string::npos) << rw;
+  EXPECT_TRUE(wrote_rw) << rw;
+  EXPECT_FALSE(on_host) << "a marker reached the host's world-writable places: " << ro << "\n" << rw;
 }
 
 }  // namespace
