@@ -143,8 +143,9 @@ TEST(SandboxFilesystem, ChildWritesReachNeitherTheHostNorTheNextChild) {
     for (const std::string* got : {&first, &second}) {
       SCOPED_TRACE((zygote ? "zygote: " : "fork+exec: ") + *got + " | " + notes);
       // The world-writable places are writable, but private to the child (fresh tmpfs).
-      for (const char* d : {"/var/tmp", "/dev/shm", "/run/lock", "/tmp", "/dev/null"})
+      for (const char* d : {"/var/tmp", "/dev/shm", "/run/lock", "/tmp", "/dev/null"}) {
         if (exists(d)) EXPECT_NE(got->find(std::string(" ") + d + "=wrote"), std::string::npos) << d;
+      }
       // A place its uid owns on the host is read-only.
       EXPECT_NE(got->find(" " + p.dir + "=Read-only file system"), std::string::npos);
       EXPECT_EQ(got->find("seen:"), std::string::npos) << "a child found an earlier child's marker";
