@@ -244,13 +244,113 @@ def decode_policy(text):
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
 PR_SET_NO_NEW_PRIVS = 38
+# The world-writable places of a usual Linux host (src/common/fs_lockdown.cpp world_writable_dirs).
+WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+# The module build caches a gate child loads from (set by serve, from the environment).
+BUILD_DIR_VARS = ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
+_MOUNT_OPTION_FLAGS = {"ro": MS_RDONLY, "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
+                       "noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21, "strictatime": 1 << 24}
 
 
 def _mount(src, target, fstype, flags, data):
     enc = lambda s: s.encode() if s is not None else None
     rc = _libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data))
     return rc == 0, os.strerror(ctypes.get_errno())
+
+
+def parse_mountinfo(text):
+    """[(mount point, per-mount flags)] of /proc/self/mountinfo (fs_lockdown.cpp parse_mountinfo)."""
+    import re
+    out = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 6:
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), f[4])
+        flags = 0
+        for o in f[5].split(","):
+            flags |= _MOUNT_OPTION_FLAGS.get(o, 0)
+        out.append((point, flags))
+    return out
+
+
+def _under(path, d):
+    return path == d or path.startswith(d.rstrip("/") + "/")
+
+
+def lock_down_filesystem(cover, keep):
+    """As src/common/fs_lockdown.cpp lock_down_filesystem: inside the child's own (private) mount
+    namespace, every mount but /proc's, `cover`'s and `keep`'s bind-remounted read-only with its
+    other flags kept, then a fresh tmpfs on each directory of `cover` that exists. The note."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            mounts = parse_mountinfo(f.read())
+    except OSError as e:
+        mounts, failed = [], "/proc/self/mountinfo: %s" % e.strerror
+    else:
+        failed = "" if mounts else "/proc/self/mountinfo: empty"
+    seen, readonly = set(), 0
+    for point, flags in mounts:
+        if _under(point, "/proc") or point in seen:
+            continue  # a stacked mount: the path reaches the top one
+        seen.add(point)
+        if any(_under(point, d) for d in tuple(cover) + tuple(keep)):
+            continue
+        ok, why = _mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | (flags & ~MS_RDONLY), None)
+        if ok:
+            readonly += 1
+        elif ctypes.get_errno() != errno.ENOENT and not failed:  # unreachable by its path: not writable through it
+            failed = "%s: %s" % (point, why)
+    note = "fs-readonly=partial(%s)" % failed if failed else "fs-readonly(%d mounts)" % readonly
+    covered, cover_failed = [], ""
+    for d in cover:
+        if not os.path.isdir(d) or os.path.islink(d):
+            continue
+        ok, why = _mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+        if ok:
+            covered.append(d)
+        elif not cover_failed:
+            cover_failed = "%s: %s" % (d, why)
+    if covered:
+        note += " private-tmpfs(%s)" % ",".join(covered)
+    if cover_failed:
+        note += " private-tmpfs=partial(%s)" % cover_failed
+    return note
+
+
+def _open_build_dirs(build_dirs):
+    """{dir: O_PATH descriptor} of the build caches that exist, opened before /var/tmp is covered."""
+    fds = {}
+    for d in build_dirs:
+        try:
+            fds[d] = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            pass  # no build cache there: nothing to load from
+    return fds
+
+
+def _mount_build_dirs(fds, writable):
+    """Each build cache back at its own path (under a fresh tmpfs, or over itself), read-only unless
+    `writable` (the build child's). Returns the note, or an error: a gate child that could write
+    its build cache could plant a .so for any later load."""
+    done = 0
+    for d, fd in fds.items():
+        try:
+            os.makedirs(d, exist_ok=True)
+        except OSError as e:
+            return None, "cannot make the mount point of the build cache %s: %s" % (d, e.strerror)
+        ok, why = _mount("/proc/self/fd/%d" % fd, d, None, MS_BIND, None)
+        if ok:
+            ok, why = _mount(None, d, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | (0 if writable else MS_RDONLY), None)
+        os.close(fd)
+        if not ok:
+            return None, "cannot mount the build cache %s: %s" % (d, why)
+        done += 1
+    if not done:
+        return "", None
+    return " build-cache-%s(%d)" % ("rw" if writable else "ro", done), None
 
 
 def install_seccomp(seccomp, toolchain=False):
@@ -300,15 +400,22 @@ def install_seccomp(seccomp, toolchain=False):
     f.load()
 
 
-def enter_sandbox(policy, device="cpu", toolchain=None):
+def enter_sandbox(policy, device="cpu", toolchain=None, build_dirs=None, build_writable=False):
     """Returns (notes, error). Mirrors src/worker/sandbox_child.cpp enter_sandbox for a CPU child;
     a CUDA child has no RLIMIT_DATA (the driver reserves tens of GiB of address space: the parent
-    watches resident memory instead) and the toolchain variant of the filter."""
+    watches resident memory instead) and the toolchain variant of the filter. The filesystem is
+    read-only but for the private /tmp and fresh tmpfs over the other world-writable places; the
+    module build caches (`build_dirs`, default: the directories BUILD_DIR_VARS name) stay visible
+    at their paths, read-only unless `build_writable` (a build child)."""
     layers = ["isolation:"]
+    if build_dirs is None:
+        build_dirs = [os.environ[v] for v in BUILD_DIR_VARS if os.environ.get(v)]
+    private_tmp = False
     if (policy.namespaces & NS_MOUNT) and policy.private_tmp:
         ok, why = _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
         if ok:
             ok, why = _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+        private_tmp = ok
         layers.append("private-tmp" if ok else "private-tmp=unavailable(%s)" % why)
     if device == "cuda" and (policy.namespaces & NS_PID) and (policy.namespaces & NS_MOUNT):
         # The CUDA driver needs /proc to match the pid namespace it runs in (else
@@ -319,6 +426,18 @@ def enter_sandbox(policy, device="cpu", toolchain=None):
         layers.append("private-proc" if ok else "private-proc=unavailable(%s)" % why)
     if any(n.startswith("nvidia") for n in os.listdir("/dev")):
         layers.append("gpu-visible(the Python worker does not hide GPU nodes yet)")
+    # Nothing a child writes may reach a later child (its own next gate, or another module's):
+    # every mount read-only, fresh tmpfs over the world-writable places, the build caches bound
+    # back (read-only for a gate child). After the /proc mount, which the read-only pass keeps.
+    if private_tmp:
+        fds = _open_build_dirs(build_dirs)
+        layers.append(lock_down_filesystem([d for d in WORLD_WRITABLE if d != "/tmp"], ["/tmp"]))
+        note, error = _mount_build_dirs(fds, build_writable)
+        if error:
+            return None, error
+        layers[-1] += note
+    else:
+        layers.append("fs-writable(%s)" % ("no private /tmp" if policy.namespaces & NS_MOUNT else "no mount namespace"))
     if policy.drop_privileges and os.geteuid() == 0 and not (policy.namespaces & NS_USER):
         try:
             os.setgroups([])
@@ -1575,7 +1694,10 @@ def serve(policy):
     use_flock_baton()
     # A CUDA module's build child gets the CUDA child's sandbox: torch's load_inline asks the GPU
     # for its compute capability (the -gencode flags) unless TORCH_CUDA_ARCH_LIST says it.
-    notes, error = enter_sandbox(policy, load["device"] if building else DEVICE, toolchain=toolchain)
+    # The filesystem read-only but the private /tmp, the module's build directory bound back:
+    # writable for its build child only.
+    notes, error = enter_sandbox(policy, load["device"] if building else DEVICE, toolchain=toolchain,
+                                 build_dirs=[build_dir] if build_dir else [], build_writable=building)
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))
         return 3

@@ -1,5 +1,6 @@
 // Entering the sandbox inside a worker child: private /tmp, privilege drop, rlimits, seccomp filter.
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "gauntlet/device_nodes.h"
+#include "gauntlet/fs_lockdown.h"
 #include "gauntlet/wire.h"
 #include "worker.h"
 
@@ -152,6 +154,13 @@ bool copy_file(int in, const std::string& to) {
   return ok;
 }
 
+std::vector<std::string> world_writable_dirs_but_tmp() {
+  std::vector<std::string> d;
+  for (const std::string& w : world_writable_dirs())
+    if (w != "/tmp") d.push_back(w);  // already the child's private /tmp
+  return d;
+}
+
 }  // namespace
 
 void install_signal_reporters() {
@@ -209,6 +218,23 @@ bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::strin
     } else if (any) {
       layers += " gpu-visible(no mount namespace)";
     }
+  }
+  // Nothing a child writes may reach a later child (its own next gate, or another kernel's): every
+  // mount read-only, a fresh tmpfs over every other world-writable place. After the /proc and GPU
+  // node mounts, which the read-only pass keeps as they are.
+  if (private_tmp) {
+    layers += " " + lock_down_filesystem(world_writable_dirs_but_tmp(), {"/tmp"});
+  } else if ((policy.namespaces & kNsMount) && !policy.private_tmp) {
+    // The compute-sanitizer child shares its mount namespace with the tool's front-end, which
+    // talks to it through /tmp and /dev/shm: this child locks down in a namespace of its own and
+    // keeps the host's /tmp and /dev/shm (docs/gpu.md, "Sandbox").
+    if (unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0)
+      layers += " " + lock_down_filesystem({"/var/tmp", "/run/lock"}, {"/tmp", "/dev/shm"}) +
+                " shared-tmp,shm(compute-sanitizer)";
+    else
+      layers += " fs-writable(" + std::string(strerror(errno)) + ")";
+  } else {
+    layers += (policy.namespaces & kNsMount) ? " fs-writable(no private /tmp)" : " fs-writable(no mount namespace)";
   }
   if (kernel_fd >= 0) {
     if (private_tmp) {
