@@ -76,25 +76,9 @@ TEST(FsContainment, MemoModuleCannotReadAnEarlierChildsResults) {
   expect_contained(kCorpus + "/modules/fs_memo.json", kGates);
 }
 
-// The control: with GAUNTLET_NAMESPACES=none the children share the host's filesystem; the notes
-// say so, the first gate's markers reach the later gates (which raise: the kernel's detection
-// works), and they are left on the host (removed here).
-TEST(FsContainment, WithoutNamespacesTheMarkersLeakAndTheNotesSaySo) {
-  if (geteuid() != 0) GTEST_SKIP() << "the control needs root (children drop to nobody, whose writes it removes)";
-  remove_leftovers();
-  setenv("GAUNTLET_NAMESPACES", "none", 1);
-  Verified v = verify_report({kCorpus + "/hostile/fs_marker.json", "--gates", kGates, "--jobs", "1"});
-  unsetenv("GAUNTLET_NAMESPACES");
-  const std::vector<std::string> left = leftovers();
-  remove_leftovers();
-  ASSERT_TRUE(v.report.is_object()) << v.log;
-  EXPECT_NE(v.report["environment"]["sandbox"].value("isolation", "").find("fs-writable(no mount namespace)"),
-            std::string::npos)
-      << v.report["environment"]["sandbox"].dump();
-  EXPECT_EQ(v.report["verdict"], "error") << v.report["gates"].dump(1);
-  EXPECT_NE(v.report["gates"].dump().find("found a marker another sandboxed child left"), std::string::npos)
-      << v.report["gates"].dump(1);
-  EXPECT_FALSE(left.empty());
-}
+// The control (without namespaces the markers leak) is SandboxFilesystem.WithoutAMountNamespace...
+// in tests/parent/fs_lockdown_test.cpp, with markers of its own name: run here with this corpus's
+// kernels it left markers in /root and the corpus folder that the containment runs beside it
+// (ctest -j) then found, and its own check raced with their clean-up.
 
 }  // namespace

@@ -144,7 +144,7 @@ TEST(SandboxFilesystem, ChildWritesReachNeitherTheHostNorTheNextChild) {
       SCOPED_TRACE((zygote ? "zygote: " : "fork+exec: ") + *got + " | " + notes);
       // The world-writable places are writable, but private to the child (fresh tmpfs).
       for (const char* d : {"/var/tmp", "/dev/shm", "/run/lock", "/tmp", "/dev/null"}) {
-        if (exists(d)) EXPECT_NE(got->find(std::string(" ") + d + "=wrote"), std::string::npos) << d;
+        if (exists(d)) EXPECT_NE((" " + *got).find(std::string(" ") + d + "=wrote"), std::string::npos) << d;
       }
       // A place its uid owns on the host is read-only.
       EXPECT_NE(got->find(" " + p.dir + "=Read-only file system"), std::string::npos);
