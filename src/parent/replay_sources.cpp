@@ -182,13 +182,16 @@ bool manifest_from_json(const nlohmann::json& j, KernelManifest* m, std::string*
       if (!dt) return (*error = "its manifest names an unknown dtype " + d.dump(), false);
       m->dtypes.push_back(*dt);
     }
-    for (const auto& [k, v] : j.value("attrs", nlohmann::json::object()).items()) {
+    // Named first: items() of a temporary would dangle in the range-for (seen as a garbage attribute).
+    const nlohmann::json attrs = j.value("attrs", nlohmann::json::object());
+    for (const auto& [k, v] : attrs.items()) {
       if (v.is_boolean()) m->attrs[k] = v.get<bool>();
       else if (v.is_number_integer()) m->attrs[k] = v.get<int64_t>();
       else if (v.is_number()) m->attrs[k] = v.get<double>();
       else return (*error = "its manifest's attribute " + k + " is not a number or a bool", false);
     }
-    for (const auto& [k, v] : j.value("shapes", nlohmann::json::object()).items()) {
+    const nlohmann::json shapes = j.value("shapes", nlohmann::json::object());
+    for (const auto& [k, v] : shapes.items()) {
       DimLimit lim;
       if (v.contains("min") && !v["min"].is_null()) lim.min = v["min"].get<int64_t>();
       if (v.contains("max") && !v["max"].is_null()) lim.max = v["max"].get<int64_t>();
