@@ -190,15 +190,20 @@ std::vector<std::string> sanitizer_command(const std::string& path, const std::s
 namespace {
 
 constexpr const char* kGate = "memory";
-// Two children poisoned differently: 0xFF is NaN in every float dtype, 0xA5 a finite value, so
-// a result that reads memory nobody wrote differs between them.
-constexpr uint8_t kPoisonA = 0xA5, kPoisonB = 0xFF;
+// Two children poisoned differently: 0xA5 a finite value, the second NaN where it can be, so a
+// result that reads memory nobody wrote differs between them.
+constexpr uint8_t kPoisonA = 0xA5;
 constexpr uint32_t kGuardBytes = 64;  // per side, per buffer: a multiple of c10's 64-byte alignment
 // detect_leaks: LeakSanitizer stops the world with ptrace, which seccomp traps. symbolize: the
 // symbolizer is an exec. The ASan child has no RLIMIT_DATA (shadow memory is terabytes of reserve).
 constexpr const char* kAsanOptions =
     "ASAN_OPTIONS=detect_leaks=0:symbolize=0:halt_on_error=1:abort_on_error=0:allocator_may_return_null=1:"
     "detect_odr_violation=0:alloc_dealloc_mismatch=0:quarantine_size_mb=32:malloc_context_size=4";
+
+// The second child's poison: 0xFF (NaN in every float dtype) where the worker can fill with any
+// byte. The Python worker's CPU heap poison is glibc's M_PERTURB, which fills with value^0xFF and
+// is off at value 0, so it cannot give 0xFF; there 0xFE (NaN in half, -1.7e38 in float, bfloat16).
+uint8_t poison_b(const KernelManifest& m) { return is_python_module(m) && m.device == "cpu" ? 0xFE : 0xFF; }
 
 std::string hex(uint8_t b) {
   char buf[8];
@@ -288,15 +293,16 @@ std::string describe(const GateContext& ctx, const wire::MemoryFinding& f) {
 std::string compare_poisons(const GateContext& ctx, const wire::CallOutputs& a, const wire::CallOutputs& b,
                             nlohmann::json* evidence) {
   if (a.outputs.size() != b.outputs.size())
-    return std::to_string(b.outputs.size()) + " outputs under poison " + hex(kPoisonB) + ", " +
+    return std::to_string(b.outputs.size()) + " outputs under poison " + hex(poison_b(ctx.manifest)) + ", " +
            std::to_string(a.outputs.size()) + " under " + hex(kPoisonA);
   for (size_t i = 0; i < a.outputs.size(); ++i) {
     const at::Tensor x = a.outputs[i].contiguous(), y = b.outputs[i].contiguous();
     if (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type())
-      return output_name(ctx, i) + " has another shape or dtype under poison " + hex(kPoisonB);
+      return output_name(ctx, i) + " has another shape or dtype under poison " + hex(poison_b(ctx.manifest));
     const size_t es = size_t(x.element_size());
     const auto* p = static_cast<const unsigned char*>(x.data_ptr());
     const auto* q = static_cast<const unsigned char*>(y.data_ptr());
+    const uint8_t b_byte = poison_b(ctx.manifest);
     int64_t first = -1, count = 0, unwritten = 0, first_unwritten = -1;
     for (int64_t k = 0; k < x.numel(); ++k) {
       const unsigned char* u = p + size_t(k) * es;
@@ -305,7 +311,7 @@ std::string compare_poisons(const GateContext& ctx, const wire::CallOutputs& a, 
       if (first < 0) first = k;
       ++count;
       bool sentinel = true;  // the poison byte in both: the allocator's, never overwritten
-      for (size_t e = 0; e < es; ++e) sentinel = sentinel && u[e] == kPoisonA && w[e] == kPoisonB;
+      for (size_t e = 0; e < es; ++e) sentinel = sentinel && u[e] == kPoisonA && w[e] == b_byte;
       if (sentinel && first_unwritten < 0) first_unwritten = k;
       unwritten += sentinel;
     }
@@ -313,7 +319,7 @@ std::string compare_poisons(const GateContext& ctx, const wire::CallOutputs& a, 
     *evidence = {{"output", i}, {"differing_elements", count}, {"never_written", unwritten}, {"elements", x.numel()}};
     const std::string diff = std::to_string(count) + " of " + std::to_string(x.numel()) + " elements of " +
                              output_name(ctx, i) + " differ between allocator poisons " + hex(kPoisonA) + " and " +
-                             hex(kPoisonB);
+                             hex(poison_b(ctx.manifest));
     if (unwritten)
       return diff + "; " + std::to_string(unwritten) + " never written (they hold the poison bytes), the first at " +
              index_text(x.sizes(), first_unwritten);
@@ -399,7 +405,7 @@ class MemoryGate : public Gate {
     GateVerdict failed;
     auto a = open_child(ctx, ctx.launcher, kPoisonA, kGuardBytes, ctx.so_path, &failed);
     if (!a) return failed;
-    auto b = open_child(ctx, ctx.launcher, kPoisonB, kGuardBytes, ctx.so_path, &failed);
+    auto b = open_child(ctx, ctx.launcher, poison_b(ctx.manifest), kGuardBytes, ctx.so_path, &failed);
     if (!b) return failed;
     std::vector<std::vector<at::Tensor>> inputs;
     for (const Case& c : cases) {
@@ -420,13 +426,13 @@ class MemoryGate : public Gate {
     v.cases = int(cases.size());
     if (is_python_module(ctx.manifest))  // the Python worker poisons the heap, and has no canaries
       v.message = std::to_string(cases.size()) + " cases: inputs bitwise unmodified, outputs identical under heap poisons " +
-                  hex(kPoisonA) + " and " + hex(kPoisonB) +
+                  hex(kPoisonA) + " and " + hex(poison_b(ctx.manifest)) +
                   " (glibc M_PERTURB on blocks up to 32 MB: every element written, nothing uninitialized read); no "
                   "canaries around buffers in the Python worker; ";
     else
       v.message = std::to_string(cases.size()) + " cases: inputs bitwise unmodified, " + std::to_string(kGuardBytes) +
                   "-byte canaries around every buffer intact, outputs identical under allocator poisons " +
-                  hex(kPoisonA) + " and " + hex(kPoisonB) + " (every element written, nothing uninitialized read); ";
+                  hex(kPoisonA) + " and " + hex(poison_b(ctx.manifest)) + " (every element written, nothing uninitialized read); ";
     v.message += asan.skipped.empty() ? "AddressSanitizer build clean on " + std::to_string(asan.cases) + " cases"
                                       : "AddressSanitizer sub-check skipped: " + asan.skipped;
     v.evidence = {{"cases", cases.size()}, {"guard_bytes", kGuardBytes}, {"asan_cases", asan.cases}};
@@ -459,7 +465,7 @@ class MemoryGate : public Gate {
     v.cases = int(cases.size());
     v.message = std::to_string(cases.size()) +
                 " cases on the GPU: inputs bitwise unmodified (device storage copied back); outputs identical under "
-                "poisons " + hex(kPoisonA) + " and " + hex(kPoisonB) +
+                "poisons " + hex(kPoisonA) + " and " + hex(poison_b(ctx.manifest)) +
                 ", written over the CUDA caching allocator's free memory before each call (every output element "
                 "written, nothing uninitialized read, for buffers the kernel takes from LibTorch's allocator; "
                 "cudaMalloc'd and static device memory is not poisoned); no canaries on device buffers "
@@ -604,7 +610,7 @@ class MemoryGate : public Gate {
     if (run.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, run, "allocator poison " + hex(kPoisonA));
     CaseRun second = run;
     second.outcome = timed_call(ctx, b, c, run.inputs);
-    if (second.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, second, "allocator poison " + hex(kPoisonB));
+    if (second.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, second, "allocator poison " + hex(poison_b(ctx.manifest)));
     for (const CaseRun* r : {&run, &second}) {
       const auto& f = r->outcome.reply.memory_findings;
       if (f.empty()) {

@@ -1339,6 +1339,8 @@ POISON = {"byte": 0}
 def poison_heap(byte):
     """CPU: new heap blocks hold `byte`. The note for the sandbox notes, "" when glibc refused."""
     M_PERTURB, M_MMAP_THRESHOLD = -6, -3
+    if byte == 0xFF:  # glibc fills with value^0xFF and is off at 0: 0xFF cannot be asked for
+        return ""
     try:
         _libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # the largest glibc takes on 64-bit
         if _libc.mallopt(M_PERTURB, byte ^ 0xFF) != 1:  # allocations get the complement of the value
