@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "gauntlet/case_cost.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
 #include "gauntlet/numerics.h"
@@ -64,37 +65,9 @@ std::vector<int64_t> sizes(const CaseSpace& space, const std::string& dim, bool 
   return out;
 }
 
-// Elements of every input and explicitly shaped output plus the schema's flop count: what one
-// kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
-int64_t case_cost(const OpSchema& schema, const Case& c) {
-  int64_t cost = 0;
-  ShapeMap shapes;
-  for (const TensorRecipe& r : c.tensors) {
-    int64_t n = 1;
-    for (int64_t s : r.shape) n *= s;
-    cost += n;
-    shapes[r.name] = r.shape;
-  }
-  std::map<std::string, int64_t> vars = c.dims;
-  for (const auto& [k, v] : c.attrs)
-    if (!std::holds_alternative<double>(v)) vars[k] = std::holds_alternative<bool>(v) ? std::get<bool>(v) : std::get<int64_t>(v);
-  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
-  std::string error;
-  for (const OutputSpec& o : schema.outputs) {
-    int64_t n = o.dims.empty() ? 0 : 1;
-    for (const std::string& e : o.dims) {
-      auto v = eval_expr(e, vars, shapes, &error);
-      n *= v ? std::max<int64_t>(*v, 0) : 0;
-    }
-    cost += n;
-  }
-  if (auto f = eval_expr(schema.flops, vars, shapes, &error)) cost += *f;
-  return cost;
-}
-
 // Draws dims (uniformly over the candidates), shape alternative, dtype, attributes, distribution
 // and seed; false when the schema's constraints or the cost cap reject the combination.
-bool draw_case(const CaseSpace& space, Case* out) {
+bool draw_case(const CaseSpace& space, int64_t cost_cap, Case* out) {
   const OpSchema& schema = space.schema();
   if (space.dtypes().empty()) return false;
   std::map<std::string, int64_t> dims;
@@ -138,7 +111,7 @@ bool draw_case(const CaseSpace& space, Case* out) {
   std::string error;
   if (!space.build(dims, alt, attrs, dtype, dist, seed, out, &error)) return false;
   // Too costly: halve the largest dim (within its limits) until it fits, rather than discard.
-  while (case_cost(schema, *out) > kCostCap) {
+  while (case_cost(schema, *out) > cost_cap) {
     auto largest = std::max_element(dims.begin(), dims.end(), [](auto& a, auto& b) { return a.second < b.second; });
     const int64_t half = largest->second / 2;
     if (half < std::max<int64_t>(space.limits_for(largest->first).first, 1)) return false;
@@ -254,9 +227,10 @@ class DeterminismGate : public Gate {
       if (!first.get(&failed) || !second.get(&failed)) return failed;
     }
     int judged = 0;
+    const CaseBudget budget = case_budget(ctx.space, kCostCap, kCasesPerBudget);
     auto pick = [&]() {
       Case c;
-      RC_PRE(draw_case(ctx.space, &c));
+      RC_PRE(draw_case(ctx.space, budget.cap, &c));
       return c;
     };
     bool halted = false;  // after a crash or hang: later cases count as passing, which ends shrinking
@@ -278,7 +252,7 @@ class DeterminismGate : public Gate {
       if (v.status == Status::Pass) ++judged;
       return v;
     };
-    PropertyOutcome p = run_property(ctx, kGate, kCasesPerBudget * ctx.budget, pick, check);
+    PropertyOutcome p = run_property(ctx, kGate, budget.cases * ctx.budget, pick, check);
     if (p.failed) {
       GateVerdict v = p.verdict;
       v.cases = p.cases + p.shrink_steps;
@@ -301,6 +275,10 @@ class DeterminismGate : public Gate {
     if (ctx.manifest.device == "cuda")
       v.message += "; on the GPU each poison is also written over the CUDA caching allocator's free memory before "
                    "every call (device buffers from LibTorch's allocator; cudaMalloc'd or static ones are not)";
+    if (budget.raised()) {
+      v.message += "; " + budget.note();
+      v.evidence["case_cost_floor"] = budget.floor;
+    }
     return v;
   }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "gauntlet/case_cost.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
 #include "gauntlet/property.h"
@@ -79,37 +80,9 @@ std::vector<int64_t> small_sizes(const CaseSpace& space, const std::string& dim)
   return out;
 }
 
-// Elements of every input and explicitly shaped output plus the schema's flop count: what one
-// kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
-int64_t case_cost(const OpSchema& schema, const Case& c) {
-  int64_t cost = 0;
-  ShapeMap shapes;
-  for (const TensorRecipe& r : c.tensors) {
-    int64_t n = 1;
-    for (int64_t s : r.shape) n *= s;
-    cost += n;
-    shapes[r.name] = r.shape;
-  }
-  std::map<std::string, int64_t> vars = c.dims;
-  for (const auto& [k, v] : c.attrs)
-    if (!std::holds_alternative<double>(v)) vars[k] = std::holds_alternative<bool>(v) ? std::get<bool>(v) : std::get<int64_t>(v);
-  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
-  std::string error;
-  for (const OutputSpec& o : schema.outputs) {
-    int64_t n = o.dims.empty() ? 0 : 1;
-    for (const std::string& e : o.dims) {
-      auto v = eval_expr(e, vars, shapes, &error);
-      n *= v ? std::max<int64_t>(*v, 0) : 0;
-    }
-    cost += n;
-  }
-  if (auto f = eval_expr(schema.flops, vars, shapes, &error)) cost += *f;
-  return cost;
-}
-
 // Draws dims (uniformly over the candidates), shape alternative, dtype, attributes and seed; false
 // when the schema's constraints or the cost cap reject the combination (the caller discards it).
-bool draw_case(const CaseSpace& space, Case* out) {
+bool draw_case(const CaseSpace& space, int64_t cost_cap, Case* out) {
   const OpSchema& schema = space.schema();
   if (space.dtypes().empty()) return false;
   std::map<std::string, int64_t> dims;
@@ -139,7 +112,7 @@ bool draw_case(const CaseSpace& space, Case* out) {
   const uint64_t seed = pick_seed();
   std::string error;
   if (!space.build(dims, alt, attrs, dtype, Distribution::Normal, seed, out, &error)) return false;
-  return case_cost(schema, *out) <= kCostCap;
+  return case_cost(schema, *out) <= cost_cap;
 }
 
 // Byte-level comparison of two outputs (NaN payloads and the sign of zero included).
@@ -194,9 +167,10 @@ class LayoutsGate : public Gate {
     }
     std::map<std::string, int> exercised;  // layout name -> cases that used it (before any failure)
     int configurations = 0, single = 0, all = 0;  // cases; with one input non-contiguous; with every input
+    const CaseBudget budget = case_budget(ctx.space, kCostCap, kCasesPerBudget);
     auto pick = [&]() {
       Case c;
-      RC_PRE(draw_case(ctx.space, &c));
+      RC_PRE(draw_case(ctx.space, budget.cap, &c));
       // Per input: contiguous or not (shrinking toward contiguous, so a failure ends with the
       // fewest non-contiguous inputs), then which of the schema's layouts (shrinking toward the
       // first). Half the inputs are non-contiguous on average: cases mix one input alone, some,
@@ -246,7 +220,7 @@ class LayoutsGate : public Gate {
       }
       return v;
     };
-    PropertyOutcome p = run_property(ctx, kGate, kCasesPerBudget * ctx.budget, pick, check);
+    PropertyOutcome p = run_property(ctx, kGate, budget.cases * ctx.budget, pick, check);
     if (p.failed) {
       GateVerdict v = p.verdict;
       v.cases = p.cases + p.shrink_steps;
@@ -272,6 +246,10 @@ class LayoutsGate : public Gate {
     v.evidence["layouts"] = exercised;
     v.evidence["one_input_cases"] = single;
     v.evidence["all_inputs_cases"] = all;
+    if (budget.raised()) {
+      v.message += "; " + budget.note();
+      v.evidence["case_cost_floor"] = budget.floor;
+    }
     return v;
   }
 

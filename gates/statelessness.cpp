@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "gauntlet/case_cost.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
 #include "gauntlet/numerics.h"
@@ -62,34 +63,9 @@ std::map<std::string, int64_t> int_vars(const Case& c) {
   return vars;
 }
 
-// Elements of every input and explicitly shaped output plus the schema's flop count: what one
-// kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
-int64_t case_cost(const OpSchema& schema, const Case& c) {
-  int64_t cost = 0;
-  ShapeMap shapes;
-  for (const TensorRecipe& r : c.tensors) {
-    int64_t n = 1;
-    for (int64_t s : r.shape) n *= s;
-    cost += n;
-    shapes[r.name] = r.shape;
-  }
-  std::string error;
-  const auto vars = int_vars(c);
-  for (const OutputSpec& o : schema.outputs) {
-    int64_t n = o.dims.empty() ? 0 : 1;
-    for (const std::string& e : o.dims) {
-      auto v = eval_expr(e, vars, shapes, &error);
-      n *= v ? std::max<int64_t>(*v, 0) : 0;
-    }
-    cost += n;
-  }
-  if (auto f = eval_expr(schema.flops, vars, shapes, &error)) cost += *f;
-  return cost;
-}
-
 // Draws dims (uniformly over the candidates), shape alternative, dtype, attributes and seed; false
 // when the schema's constraints or the cost cap reject the combination (the caller discards it).
-bool draw_case(const CaseSpace& space, Case* out) {
+bool draw_case(const CaseSpace& space, int64_t cost_cap, Case* out) {
   const OpSchema& schema = space.schema();
   if (space.dtypes().empty()) return false;
   std::map<std::string, int64_t> dims;
@@ -126,7 +102,7 @@ bool draw_case(const CaseSpace& space, Case* out) {
   const uint64_t seed = pick_seed();
   std::string error;
   if (!space.build(dims, alt, attrs, dtype, Distribution::Normal, seed, out, &error)) return false;
-  return case_cost(schema, *out) <= kCostCap;
+  return case_cost(schema, *out) <= cost_cap;
 }
 
 bool same_shapes(const Case& a, const Case& b) {
@@ -232,7 +208,7 @@ bool reshaped(const CaseSpace& space, const Case& a, size_t alt, Case* out) {
   };
   auto attempt = [&](const std::map<std::string, int64_t>& dims) {
     Case t;
-    if (!rebuild(space, a, alt, dims, a.attrs, kShapeSalt, &t) || same_shapes(a, t) || case_cost(schema, t) > 4 * kCostCap)
+    if (!rebuild(space, a, alt, dims, a.attrs, kShapeSalt, &t) || same_shapes(a, t) || case_cost(schema, t) > 4 * std::max(kCostCap, case_cost(schema, a)))
       return false;
     *out = t;
     return true;
@@ -439,9 +415,10 @@ class StatelessnessGate : public Gate {
 
   GateVerdict run(GateContext& ctx) override {
     int judged = 0, calls = 0, batch_checked = 0;
+    const CaseBudget budget = case_budget(ctx.space, kCostCap, kCasesPerBudget);
     auto pick = [&]() {
       Case c;
-      RC_PRE(draw_case(ctx.space, &c));
+      RC_PRE(draw_case(ctx.space, budget.cap, &c));
       return c;
     };
     // Passing cases share one child (a child costs more than a sequence); a failure is re-run in a
@@ -477,7 +454,7 @@ class StatelessnessGate : public Gate {
       }
       return v;
     };
-    PropertyOutcome p = run_property(ctx, kGate, kCasesPerBudget * ctx.budget, pick, check);
+    PropertyOutcome p = run_property(ctx, kGate, budget.cases * ctx.budget, pick, check);
     if (p.failed) {
       GateVerdict v = p.verdict;
       v.cases = p.cases + p.shrink_steps;
@@ -500,6 +477,10 @@ class StatelessnessGate : public Gate {
     v.evidence["sequences"] = judged;
     v.evidence["calls"] = calls;
     v.evidence["batch_slices"] = batch_checked;
+    if (budget.raised()) {
+      v.message += "; " + budget.note();
+      v.evidence["case_cost_floor"] = budget.floor;
+    }
     return v;
   }
 
