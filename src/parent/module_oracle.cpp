@@ -249,6 +249,11 @@ bool ModuleReference::open(std::string* error) {
   Outcome o = session_->load(req);
   if (o.kind != Outcome::Kind::Ok) {
     *error = manifest_.source + ": the reference Model cannot serve as the oracle: " + o.message;
+    // The problem's own inputs did not fit the worker's limit: gauntlet's bound, not the module's fault.
+    if (o.kind == Outcome::Kind::OutOfMemory || o.message.find("can't allocate memory") != std::string::npos ||
+        o.message.find("MemoryError") != std::string::npos)
+      *error += " (the problem's get_inputs() and Model need more than the worker's memory limit of " +
+                std::to_string(launcher_->options().memory_limit_bytes >> 20) + " MiB: raise --memory-limit)";
     session_.reset();
     return false;
   }

@@ -21,6 +21,7 @@
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
 #                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume;
 #                     GPU_AUDIT_REPLAY=N: replay the first N failures it left, one per kernel)
+#   GPU_KB=DIR        a KernelBench checkout's candidates paired with its problems, audited (below)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
@@ -206,6 +207,30 @@ for k in json.load(open(sys.argv[1])):
       echo "exit $?" >> "$OUT/replay-$part.log"
     done
   done
+fi
+# GPU_KB=DIR: a public KernelBench corpus, end to end. DIR is a checkout outside the repo's tracked
+# files (carried as .deps/...): tools/corpus/kernelbench_jsonl.py pairs its candidates with their
+# problems, `gauntlet audit` runs them with --gpus 0 (GPU_KB_JOBS lanes, GPU_KB_BUILD_JOBS builds,
+# GPU_KB_FLAGS more audit flags), for at most GPU_KB_LIMIT seconds (SIGTERM: results kept; a later
+# call on the warm machine resumes the same database in $BUILD_DIR), then audit_summary.py's figures.
+if [ -n "${GPU_KB:-}" ]; then
+  kb_db=$BUILD_DIR/kb-audit.db
+  python3 tools/corpus/kernelbench_jsonl.py --checkout "$GPU_KB" --out "$BUILD_DIR/kb-pairs.jsonl" \
+    ${GPU_KB_GLOBS:-} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
+  tail -1 "$OUT/kb.log" | tee -a "$OUT/steps.log"
+  stamp "audit: $GPU_KB (${GPU_KB_LIMIT:-500} s at most)"
+  a0=$(date +%s.%N)
+  read -r -a kb_flags <<< "${GPU_KB_FLAGS:-}"
+  timeout -s TERM "${GPU_KB_LIMIT:-500}" "$BUILD_DIR"/gauntlet audit "$BUILD_DIR/kb-pairs.jsonl" --gpus 0 \
+    --gpu-jobs "${GPU_KB_JOBS:-4}" --build-jobs "${GPU_KB_BUILD_JOBS:-8}" --db "$kb_db" \
+    --work-dir "$BUILD_DIR/kb-work" --replay-dir "$BUILD_DIR/kb-replays" "${kb_flags[@]}" \
+    --progress-every 30 > "$OUT/kb-audit.log" 2>&1
+  kb_rc=$?
+  kb_wall=$(python3 -c "import time; print(round(time.time() - $a0, 1))")
+  echo "exit $kb_rc wall $kb_wall s" | tee -a "$OUT/kb-audit.log" "$OUT/steps.log"
+  "$BUILD_DIR"/gauntlet report "$kb_db" --json "$OUT/kb-audit.json" -o "$OUT/kb-report.html" >> "$OUT/kb.log" 2>&1
+  python3 tools/corpus/audit_summary.py "$OUT/kb-audit.json" --wall "$kb_wall" | tee "$OUT/kb-summary.txt"
+  cp "$kb_db" "$OUT/" 2>/dev/null
 fi
 # GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
 # GPU_DOBENCH_REPORT: the selftest JSON or folder of verify JSONs to compare (default: this run's

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Builds a `gauntlet audit` JSONL of (reference, candidate) pairs from a KernelBench checkout.
+
+Each candidate module (a `.py` defining ModelNew) is paired with the KernelBench problem it was
+written for (`KernelBench/level<L>/<N>_<Title>.py`), found from the level and problem id in the
+candidate's file name: `level1_problem23_triton.py`, `level_1_problem_23_sample_0_kernel.py`,
+`23_Softmax.py` under a `level1` folder. A `results.jsonl` beside the kernels' folder (one record
+per kernel, with `level` and `problem_id`) adds its numeric fields to the line (the authors'
+timings), prefixed `recorded_`.
+
+The corpus's code never enters this repository: point --checkout at a checkout outside it (or an
+ignored folder such as .deps/). Usage:
+  tools/corpus/kernelbench_jsonl.py --checkout DIR [--kernels GLOB ...] --out pairs.jsonl
+Default kernels: DIR/triton_runs/level*_triton/kernels/*.py (the ScalingIntelligence/KernelBench
+branch sokserey/tritonDump). Prints what it paired and what it could not, one line each, to stderr;
+exit 0 when at least one pair was written, 1 when none, 2 on bad usage.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+NAME_PATTERNS = [
+    re.compile(r"level_?(\d+)_problem_?(\d+)(?!\d)"),
+]
+
+
+def level_and_problem(path):
+    """(level, problem id) from a candidate's path, or None."""
+    base = os.path.basename(path)
+    for pattern in NAME_PATTERNS:
+        m = pattern.search(base)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    m = re.match(r"(\d+)_", base)
+    folder = re.search(r"level_?(\d+)", os.path.dirname(path))
+    if m and folder:
+        return int(folder.group(1)), int(m.group(1))
+    return None
+
+
+def problem_file(checkout, level, problem):
+    """KernelBench/level<L>/<N>_*.py, when exactly one matches."""
+    hits = []
+    for folder in ("level%d" % level, "level_%d" % level):
+        hits += glob.glob(os.path.join(checkout, "KernelBench", folder, "%d_*.py" % problem))
+    return hits[0] if len(hits) == 1 else None
+
+
+def recorded_results(kernel_paths):
+    """{(level, problem): {field: value}} from results.jsonl files beside the kernels' folders."""
+    out = {}
+    for folder in sorted({os.path.dirname(os.path.dirname(p)) for p in kernel_paths}):
+        path = os.path.join(folder, "results.jsonl")
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    r = json.loads(line)
+                    key = (int(r["level"]), int(r["problem_id"]))
+                except (ValueError, KeyError, TypeError):
+                    print("%s:%d: skipped (not a record with level and problem_id)" % (path, n), file=sys.stderr)
+                    continue
+                fields = {}
+                for k, v in r.items():
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in ("level", "problem_id"):
+                        fields["recorded_" + k] = v
+                stats = r.get("runtime_triton_stats")
+                if isinstance(stats, dict) and isinstance(stats.get("hardware"), str):
+                    fields["recorded_hardware"] = stats["hardware"]
+                out[key] = fields
+    return out
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checkout", required=True, help="a KernelBench checkout (KernelBench/level<L>/ inside)")
+    ap.add_argument("--kernels", action="append", help="glob of candidate modules, relative to --checkout (repeatable)")
+    ap.add_argument("--out", required=True, help="the JSONL to write")
+    ap.add_argument("--tag", default="", help="a 'tag' field for every line (e.g. the corpus's name)")
+    a = ap.parse_args()
+    if not os.path.isdir(os.path.join(a.checkout, "KernelBench")):
+        print("kernelbench_jsonl: %s has no KernelBench/ folder (the problems)" % a.checkout, file=sys.stderr)
+        return 2
+    patterns = a.kernels or ["triton_runs/level*_triton/kernels/*.py"]
+    kernels = sorted({p for g in patterns for p in glob.glob(os.path.join(a.checkout, g))})
+    if not kernels:
+        print("kernelbench_jsonl: no candidate matches %s under %s" % (", ".join(patterns), a.checkout), file=sys.stderr)
+        return 2
+    recorded = recorded_results(kernels)
+    written = unpaired = 0
+    with open(a.out, "w", encoding="utf-8") as out:
+        for k in kernels:
+            rel = os.path.relpath(k, a.checkout)
+            lp = level_and_problem(k)
+            if lp is None:
+                print("%s: no level and problem id in its name; skipped" % rel, file=sys.stderr)
+                unpaired += 1
+                continue
+            ref = problem_file(a.checkout, *lp)
+            if ref is None:
+                print("%s: no single KernelBench/level%d/%d_*.py; skipped" % (rel, lp[0], lp[1]), file=sys.stderr)
+                unpaired += 1
+                continue
+            line = {"name": os.path.basename(ref), "level": lp[0], "problem_id": lp[1],
+                    "kernel_file": rel, "ref": read(ref), "candidate": read(k)}
+            if a.tag:
+                line["tag"] = a.tag
+            line.update(recorded.get(lp, {}))
+            out.write(json.dumps(line) + "\n")
+            written += 1
+    print("kernelbench_jsonl: %d pairs written to %s, %d candidates unpaired" % (written, a.out, unpaired), file=sys.stderr)
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
