@@ -43,6 +43,8 @@ BuildResult build_kernel(const BuildRequest& request, const BuildConfig& config)
 
 // sha256 of a byte string / a file, lowercase hex. file: empty string if unreadable.
 std::string sha256_hex(const std::string& bytes);
+// The sha256 of the pieces' concatenation, without making it (inputs of gigabytes).
+std::string sha256_hex_pieces(const std::vector<std::pair<const void*, size_t>>& pieces);
 std::string sha256_file_hex(const std::string& path);
 
 }  // namespace gauntlet

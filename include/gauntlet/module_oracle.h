@@ -105,6 +105,7 @@ class ModuleReference {
   int64_t K_ = 1;
   std::mutex mu_;
   std::map<std::string, OracleResult> cache_;
+  size_t cache_bytes_ = 0;  // the tensors' bytes in cache_
 };
 
 // verify_kernel's entry for "op": "module": starts *out and returns its schema, or nullopt with

@@ -25,14 +25,16 @@
 
 namespace gauntlet {
 
-std::string sha256_hex(const std::string& bytes) {
+std::string sha256_hex(const std::string& bytes) { return sha256_hex_pieces({{bytes.data(), bytes.size()}}); }
+
+std::string sha256_hex_pieces(const std::vector<std::pair<const void*, size_t>>& pieces) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   if (!ctx) return "";
-  bool ok = EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
-            EVP_DigestUpdate(ctx, bytes.data(), bytes.size()) == 1 &&
-            EVP_DigestFinal_ex(ctx, digest, &len) == 1;
+  bool ok = EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1;
+  for (const auto& [data, size] : pieces) ok = ok && EVP_DigestUpdate(ctx, data, size) == 1;
+  ok = ok && EVP_DigestFinal_ex(ctx, digest, &len) == 1;
   EVP_MD_CTX_free(ctx);
   if (!ok) return "";
   static const char* hex = "0123456789abcdef";

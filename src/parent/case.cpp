@@ -247,15 +247,23 @@ std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::T
 }
 
 std::string inputs_digest(const std::vector<at::Tensor>& tensors) {
-  std::string bytes;
+  // Per tensor "dtype[d0,d1,]" then its bytes, hashed as one string (replay files keep this digest).
+  std::vector<at::Tensor> kept;
+  std::vector<std::string> heads;
+  kept.reserve(tensors.size());
+  heads.reserve(tensors.size());
+  std::vector<std::pair<const void*, size_t>> pieces;
   for (const at::Tensor& t0 : tensors) {
-    at::Tensor t = t0.contiguous();
-    bytes += std::string(c10::toString(t.scalar_type())) + "[";
-    for (int64_t s : t.sizes()) bytes += std::to_string(s) + ",";
-    bytes += "]";
-    bytes.append(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size());
+    const at::Tensor& t = kept.emplace_back(t0.contiguous());
+    std::string& head = heads.emplace_back(std::string(c10::toString(t.scalar_type())) + "[");
+    for (int64_t s : t.sizes()) head += std::to_string(s) + ",";
+    head += "]";
   }
-  return sha256_hex(bytes);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    pieces.emplace_back(heads[i].data(), heads[i].size());
+    pieces.emplace_back(kept[i].data_ptr(), size_t(kept[i].numel()) * size_t(kept[i].element_size()));
+  }
+  return sha256_hex_pieces(pieces);
 }
 
 nlohmann::json case_to_json(const Case& c) {

@@ -1,8 +1,12 @@
 // Element-wise judging against the oracle: NaN/Inf parity first, then the schema's tolerance mode.
 #include "gauntlet/judge.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "gauntlet/numerics.h"
 
@@ -77,59 +81,96 @@ Judgement judge_output(const std::string& output_name, const at::Tensor& out_in,
   for (int64_t i = 0; i < n && all_zero; ++i) all_zero = r[i] == 0;
   j.vacuous = n == 0 || all_zero || (n > 1 && constant);
 
+  // The mode's strings are compared once, not per element. Every element's verdict is a pure
+  // function of its own values, so chunks are judged in parallel and merged in index order: the
+  // worst element is the first of the largest ratio, as a serial loop finds it.
+  enum class Mode { Exact, Ulp, Bound };
+  const Mode mode = tol.mode == "exact" ? Mode::Exact : tol.mode == "ulp" ? Mode::Ulp : Mode::Bound;
+  const bool envelope = tol.mode == "module-envelope";
+  // allowed_error's accumulation term without its per-element string work: the same operations
+  // in the same order, so the same doubles.
+  const double accumulation = tol.c * unit_roundoff_of(tol.accumulator) * std::sqrt(double(std::max<int64_t>(K, 1)));
+  const double overflow_step = num::ulp_at(dtype, lim.max_finite);
+  struct Partial {
+    int64_t bad = 0, nonfinite_mismatch = 0, unjudged = 0, worst_index = -1;
+    double worst_ratio = -1, got = 0, expected = 0, error = 0, allowed = 0;
+  };
+  constexpr int64_t kChunk = int64_t(1) << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<Partial> partials(size_t(std::max<int64_t>(chunks, 0)));
+  at::parallel_for(0, chunks, 1, [&](int64_t first_chunk, int64_t last_chunk) {
+    for (int64_t chunk = first_chunk; chunk < last_chunk; ++chunk) {
+      Partial& q = partials[size_t(chunk)];
+      for (int64_t i = chunk * kChunk, stop = std::min(n, i + kChunk); i < stop; ++i) {
+        // The module oracle's envelope leaves elements unjudged (an infinite scale) where the
+        // framework's own Model in this dtype has no answer (docs/modules.md, "module-envelope").
+        if (s && envelope && std::isinf(s[i])) {
+          ++q.unjudged;
+          continue;
+        }
+        const double want = num::round_to(dtype, r[i]);
+        const double got = o[i];
+        bool bad = false;
+        double err = 0, allowed = 0;
+        if (std::isnan(want) || std::isnan(got)) {
+          bad = std::isnan(want) != std::isnan(got);
+          if (bad) ++q.nonfinite_mismatch;
+          err = bad ? INFINITY : 0;
+        } else if (std::isinf(got) && std::isinf(want)) {
+          bad = (got > 0) != (want > 0);
+          if (bad) ++q.nonfinite_mismatch;
+          err = bad ? INFINITY : 0;
+        } else if (mode == Mode::Exact) {
+          bad = got != want && !(got == 0 && want == 0);
+          err = std::fabs(got - want);
+        } else if (mode == Mode::Ulp) {
+          const uint64_t d = num::ulp_distance(dtype, got, want);
+          err = double(d);
+          allowed = tol.ulps;
+          bad = err > allowed;
+          if (bad && std::isinf(got)) ++q.nonfinite_mismatch;
+        } else {
+          // Overflow: an infinite output counts as one step past max_finite (IEEE's threshold), so a
+          // result that legitimately rounded to inf is not measured as infinitely far away.
+          const double g = std::isinf(got) ? std::copysign(lim.max_finite + overflow_step, got) : got;
+          const double w = std::isinf(r[i]) ? std::copysign(lim.max_finite + overflow_step, r[i]) : r[i];
+          err = std::fabs(g - w);
+          // allowed_error(dtype, tol, r[i], scale, K) for a reduction-style mode:
+          const double one_ulp = num::ulp_at(dtype, std::isfinite(want) ? want : lim.max_finite);
+          const double scale = s ? s[i] : NAN;
+          allowed = tol.ulps * one_ulp + accumulation * (std::isfinite(scale) ? scale : std::fabs(r[i]));
+          bad = !(err <= allowed);
+          if (bad && std::isinf(got) != std::isinf(want)) ++q.nonfinite_mismatch;
+        }
+        if (bad && options.defer_subnormal_range && std::isfinite(got) && std::isfinite(want) &&
+            std::fabs(got) < lim.min_normal && std::fabs(want) < lim.min_normal)
+          bad = false;
+        if (!bad) continue;
+        ++q.bad;
+        const double ratio = std::isinf(err) ? INFINITY : (allowed > 0 ? err / allowed : err + 1);
+        if (ratio > q.worst_ratio) {
+          q.worst_ratio = ratio;
+          q.worst_index = i;
+          q.got = got;
+          q.expected = want;
+          q.error = err;
+          q.allowed = allowed;
+        }
+      }
+    }
+  });
   double worst_ratio = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    // The module oracle's envelope leaves elements unjudged (an infinite scale) where the
-    // framework's own Model in this dtype has no answer (docs/modules.md, "module-envelope").
-    if (s && tol.mode == "module-envelope" && std::isinf(s[i])) {
-      ++j.unjudged;
-      continue;
-    }
-    const double want = num::round_to(dtype, r[i]);
-    const double got = o[i];
-    bool bad = false;
-    double err = 0, allowed = 0;
-    if (std::isnan(want) || std::isnan(got)) {
-      bad = std::isnan(want) != std::isnan(got);
-      if (bad) ++j.nonfinite_mismatch;
-      err = bad ? INFINITY : 0;
-    } else if (std::isinf(got) && std::isinf(want)) {
-      bad = (got > 0) != (want > 0);
-      if (bad) ++j.nonfinite_mismatch;
-      err = bad ? INFINITY : 0;
-    } else if (tol.mode == "exact") {
-      bad = got != want && !(got == 0 && want == 0);
-      err = std::fabs(got - want);
-    } else if (tol.mode == "ulp") {
-      const uint64_t d = num::ulp_distance(dtype, got, want);
-      err = double(d);
-      allowed = tol.ulps;
-      bad = err > allowed;
-      if (bad && std::isinf(got)) ++j.nonfinite_mismatch;
-    } else {
-      // Overflow: an infinite output counts as one step past max_finite (IEEE's threshold), so a
-      // result that legitimately rounded to inf is not measured as infinitely far away.
-      const double step = num::ulp_at(dtype, lim.max_finite);
-      const double g = std::isinf(got) ? std::copysign(lim.max_finite + step, got) : got;
-      const double w = std::isinf(r[i]) ? std::copysign(lim.max_finite + step, r[i]) : r[i];
-      err = std::fabs(g - w);
-      allowed = allowed_error(dtype, tol, r[i], s ? s[i] : NAN, K);
-      bad = !(err <= allowed);
-      if (bad && std::isinf(got) != std::isinf(want)) ++j.nonfinite_mismatch;
-    }
-    if (bad && options.defer_subnormal_range && std::isfinite(got) && std::isfinite(want) &&
-        std::fabs(got) < lim.min_normal && std::fabs(want) < lim.min_normal)
-      bad = false;
-    if (!bad) continue;
-    ++j.bad;
-    const double ratio = std::isinf(err) ? INFINITY : (allowed > 0 ? err / allowed : err + 1);
-    if (ratio > worst_ratio) {
-      worst_ratio = ratio;
-      j.worst_index = i;
-      j.got = got;
-      j.expected = want;
-      j.error = err;
-      j.allowed = allowed;
+  for (const Partial& q : partials) {
+    j.bad += q.bad;
+    j.nonfinite_mismatch += q.nonfinite_mismatch;
+    j.unjudged += q.unjudged;
+    if (q.worst_index >= 0 && q.worst_ratio > worst_ratio) {
+      worst_ratio = q.worst_ratio;
+      j.worst_index = q.worst_index;
+      j.got = q.got;
+      j.expected = q.expected;
+      j.error = q.error;
+      j.allowed = q.allowed;
     }
   }
   j.pass = j.bad == 0;

@@ -17,8 +17,18 @@ namespace gauntlet {
 namespace {
 
 constexpr const char* kOraclePrefix = "module:";
-// Answers kept for repeated inputs (determinism, statelessness and layouts repeat cases).
+// Answers kept for repeated inputs (determinism, statelessness and layouts repeat cases): at most
+// this many, and this many bytes of outputs and scales (a KernelBench problem's float64 answer can
+// be gigabytes; one that large is not kept).
 constexpr size_t kCacheEntries = 64;
+constexpr size_t kCacheBytes = size_t(1) << 30;
+
+size_t result_bytes(const OracleResult& r) {
+  size_t n = 0;
+  for (const at::Tensor& t : r.outputs) n += t.defined() ? size_t(t.numel()) * size_t(t.element_size()) : 0;
+  for (const at::Tensor& t : r.scales) n += t.defined() ? size_t(t.numel()) * size_t(t.element_size()) : 0;
+  return n;
+}
 
 std::mutex g_registry_mu;
 std::map<std::string, ModuleReference*>& registry() {
@@ -306,8 +316,13 @@ OracleResult ModuleReference::evaluate(const std::vector<at::Tensor>& inputs) {
     if (r.outputs[i].sizes().vec() != desc_.outputs[i].shape)
       r.error = "the reference Model's output " + std::to_string(i) + " is " + dims_text(r.outputs[i].sizes().vec()) +
                 ", " + dims_text(desc_.outputs[i].shape) + " for get_inputs()";
-  if (cache_.size() >= kCacheEntries) cache_.clear();
-  cache_[key] = r;
+  const size_t bytes = result_bytes(r);
+  if (bytes > kCacheBytes) return r;
+  if (cache_.size() >= kCacheEntries || cache_bytes_ + bytes > kCacheBytes) {
+    cache_.clear();
+    cache_bytes_ = 0;
+  }
+  if (cache_.emplace(key, r).second) cache_bytes_ += bytes;
   return r;
 }
 

@@ -193,6 +193,22 @@ TEST(PythonModules, ALoadThatBuildsHasTheBuildersLimitAndNoStaleLock) {
   EXPECT_EQ(gate_status(j, "accuracy", &msg), "pass") << msg;
 }
 
+// Two poisoned children that disagree, with no element holding the poisons: the memory gate asks
+// the first child again, and a module whose result varies from call to call (its reduction order
+// drawn per call) is named nondeterministic, not a reader of uninitialized memory.
+TEST(PythonModules, MemoryGateNamesNondeterminismRatherThanUninitializedMemory) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", source_dir() + "/corpus/modules/rowsum_unordered.json", "--seed", "1",
+                         "--gates", "memory", "--json", dir + "/r.json", "--quiet"});
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  std::string msg;
+  EXPECT_EQ(gate_status(j, "memory", &msg), "fail") << msg;
+  EXPECT_NE(msg.find("varies from call to call (nondeterminism"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("depends on uninitialized memory"), std::string::npos) << msg;
+}
+
 // The memory gate's children poison new memory in the Python worker too (glibc M_PERTURB on the
 // CPU): an output the module never wrote holds each child's poison, and the gate says so.
 TEST(PythonModules, PoisonedChildrenShowAnOutputNeverWritten) {

@@ -89,7 +89,12 @@ struct Probe {
 Probe make_probe() {
   Probe p;
   p.name = "gauntlet-fs-lockdown-test-" + std::to_string(getpid());
-  std::string d = exe_dir() + "/fs-lockdown-XXXXXX";
+  // Beside the test binary, unless that is under /tmp (a clone in /tmp): each child sees /tmp as
+  // its own tmpfs, so the probe there would be hidden, not read-only. /var/lib is on the root
+  // filesystem and writable by root, which this test needs anyway.
+  std::string base = exe_dir();
+  if (base == "/tmp" || base.rfind("/tmp/", 0) == 0) base = "/var/lib";
+  std::string d = base + "/fs-lockdown-XXXXXX";
   p.dir = mkdtemp(d.data()) ? d : "";
   if (!p.dir.empty()) {
     (void)!chown(p.dir.c_str(), 65534, 65534);  // what nobody (the dropped uid) owns stays writable to it
