@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -56,9 +57,17 @@ const std::string& toolchain_identity(bool cuda) {
   std::string error, python = "python3", worker;
   if (python_worker_command("", &argv, &error)) python = argv[0], worker = argv[1];
   id = "python=" + build_internal::file_identity(python) + "\ntorch=" + torch_identity(python);
-  // The worker's build code decides where and how extensions are built.
+  // The worker's code decides where and how extensions are built: every .py file beside the
+  // worker script and in the folders below it (a package split across files), sorted by path.
   const std::string dir = worker.substr(0, worker.rfind('/') + 1);
-  id += "\nbuild-code=" + sha256_file_hex(dir + "gauntlet_module_build.py") + "," + sha256_file_hex(worker);
+  std::vector<std::string> sources;
+  std::error_code ec;
+  for (std::filesystem::recursive_directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->is_regular_file(ec) && it->path().extension() == ".py") sources.push_back(it->path().string());
+  std::sort(sources.begin(), sources.end());
+  id += "\nbuild-code=";
+  for (const std::string& f : sources) id += f.substr(dir.size()) + ":" + sha256_file_hex(f) + ",";
   id += "\ncxx=" + build_internal::file_identity(build_internal::resolve_executable("c++"));
   if (cuda) id += "\nnvcc=" + build_internal::file_identity(build_internal::resolve_executable("nvcc"));
   return id;
