@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.h"
+#include "gauntlet/builder.h"
 
 using namespace gauntlet;
 using namespace gauntlet::e2e;
@@ -175,6 +177,44 @@ TEST(PythonModules, ReplayReproducesAMappedModuleFailure) {
 TEST(PythonModules, ReplayReproducesAnUnmappedModuleFailure) {
   REQUIRE_PYTHON_TORCH();  // op "module": the replay starts the module's own Model as the oracle
   expect_module_failure_replays("rmsnorm_half_sum.json", "accuracy");
+}
+
+// A determinism failure (a reduction order drawn per call) replays as reproduced: the verdict
+// recurs, though a nondeterministic result's bytes do not. The same replay file with the race
+// taken out of its embedded source is tried the full five times and reported as not reproduced.
+TEST(PythonModules, DeterminismReplayRetriesAndSaysHowManyTries) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  auto r = run_gauntlet({"verify", kModules + "/rowsum_unordered.json", "--seed", "1", "--gates", "determinism",
+                         "--json", dir + "/r.json", "--replay-dir", dir + "/replays", "--quiet"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string replay = nlohmann::json::parse(read_file(dir + "/r.json"))["gates"][0]["replay"];
+  auto first = run_gauntlet({"replay", replay});
+  EXPECT_EQ(first.exit_code, 1) << first.out << first.err;
+  EXPECT_NE(first.out.find("tries: 1 of at most 5 (the failure showed on the last)"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("reproduced: yes"), std::string::npos) << first.out;
+
+  // The embedded source without its race, consistently hashed, at a path that does not exist.
+  nlohmann::json j = nlohmann::json::parse(read_file(replay));
+  std::string text = j["sources"]["kernel"]["text"];
+  const std::string race = "        random.Random(os.urandom(8)).shuffle(order)";
+  const size_t at = text.find(race);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.erase(at, text.find('\n', at) + 1 - at);
+  const std::string sha = sha256_hex(text);
+  j["sources"]["kernel"]["text"] = text;
+  j["sources"]["kernel"]["sha256"] = sha;
+  j["sources"]["kernel"]["path"] = dir + "/gone/rowsum.py";
+  j["kernel"]["sha256"] = sha;
+  j["kernel"]["source"] = dir + "/gone/rowsum.py";
+  j["kernel"]["manifest"] = dir + "/gone/rowsum.json";
+  j["schema_sha256"] = sha;  // an unmapped module's schema is its source's
+  const std::string calm = dir + "/calm.json";
+  { std::ofstream(calm) << j.dump(); }
+  auto again = run_gauntlet({"replay", calm});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("tries: 5 of at most 5 (the failure did not show)"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("reproduced: no"), std::string::npos) << again.out;
 }
 
 // A module that builds while it loads (load_inline): its load has the builder's limit, so a 3 s
