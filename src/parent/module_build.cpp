@@ -131,7 +131,9 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
   auto harness = [&](const std::string& why) {
     b.ok = false;
     b.harness_fault = true;
-    b.error = "harness: the module's build step: " + why;
+    // A child's own harness error already says "harness:": said once.
+    const std::string said = why.rfind("harness: ", 0) == 0 ? why.substr(9) : why;
+    b.error = "harness: the module's build step: " + said;
     return b;
   };
   std::string error;

@@ -67,38 +67,6 @@ std::multiset<Row> gate_rows(const std::string& db, std::map<std::pair<std::stri
   return rows;
 }
 
-int scalar(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  int n = -1;
-  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-      n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(h);
-  return n;
-}
-
-// Starts gauntlet with output to files; the caller kills or waits.
-pid_t spawn_gauntlet(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> argv = {GAUNTLET_BIN};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setpgid(0, 0);
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 }  // namespace
 
 TEST(Audit, KilledMidRunResumesToTheSameResultsAsAnUninterruptedRun) {
@@ -120,7 +88,7 @@ TEST(Audit, KilledMidRunResumesToTheSameResultsAsAnUninterruptedRun) {
   const auto t0 = std::chrono::steady_clock::now();
   int stored = 0;
   while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300)) {
-    stored = scalar(db, "SELECT count(*) FROM gates");
+    stored = db_scalar(db, "SELECT count(*) FROM gates");
     if (stored >= 4) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -144,8 +112,8 @@ TEST(Audit, KilledMidRunResumesToTheSameResultsAsAnUninterruptedRun) {
   EXPECT_EQ(reference.size(), size_t(5 * kGateCount));
   EXPECT_EQ(after, reference);
   EXPECT_EQ(std::set<Row>(after.begin(), after.end()).size(), after.size()) << "duplicated gate rows";
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM kernels"), 5);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM kernels WHERE report IS NULL"), 0);
+  EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM kernels"), 5);
+  EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM kernels WHERE report IS NULL"), 0);
   // Gates finished before the kill were not run again: their rows, measured seconds included, are
   // exactly as they were (a rerun would have stored its own time).
   for (const Row& r : before) EXPECT_EQ(after.count(r), 1u) << std::get<0>(r) << " " << std::get<1>(r);
@@ -192,8 +160,8 @@ TEST(Audit, BadEntriesAreRecordedAndTheAuditGoesOn) {
   auto again = run_gauntlet({"audit", corpus, "--db", db, "--gates", "contract"});
   EXPECT_EQ(again.exit_code, 1) << again.err;
   EXPECT_NE(again.out.find("5 kernels were already complete"), std::string::npos) << again.out;
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM kernels"), 5);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM gates"), 1);
+  EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM kernels"), 5);
+  EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM gates"), 1);
 }
 
 TEST(Audit, ShardsMergedEqualOneRunAndJsonMatchesVerify) {
@@ -211,7 +179,7 @@ TEST(Audit, ShardsMergedEqualOneRunAndJsonMatchesVerify) {
   auto s1 = run({"--db", t.path + "/s1.db", "--shard", "1/2"});
   ASSERT_NE(s0.exit_code, 2) << s0.err;
   ASSERT_NE(s1.exit_code, 2) << s1.err;
-  const int n0 = scalar(t.path + "/s0.db", "SELECT count(*) FROM kernels"), n1 = scalar(t.path + "/s1.db", "SELECT count(*) FROM kernels");
+  const int n0 = db_scalar(t.path + "/s0.db", "SELECT count(*) FROM kernels"), n1 = db_scalar(t.path + "/s1.db", "SELECT count(*) FROM kernels");
   EXPECT_EQ(n0 + n1, 4);
   auto m = run_gauntlet({"merge", t.path + "/s0.db", t.path + "/s1.db", "-o", t.path + "/all.db"});
   ASSERT_EQ(m.exit_code, 0) << m.err;
@@ -287,5 +255,5 @@ TEST(Audit, IdleLanesTakeGatesOfAKernelStillVerifying) {
   EXPECT_EQ(straight.size(), size_t(3 * kGateCount));
   EXPECT_EQ(stolen, straight);
   EXPECT_EQ(std::set<Row>(stolen.begin(), stolen.end()).size(), stolen.size()) << "duplicated gate rows";
-  EXPECT_EQ(scalar(t.path + "/two.db", "SELECT count(*) FROM kernels WHERE report IS NULL"), 0);
+  EXPECT_EQ(db_scalar(t.path + "/two.db", "SELECT count(*) FROM kernels WHERE report IS NULL"), 0);
 }

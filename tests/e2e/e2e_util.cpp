@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -110,6 +111,42 @@ const nlohmann::json& report_gate(const nlohmann::json& report, const std::strin
     for (const auto& g : report["gates"])
       if (g.value("name", "") == name) return g;
   return none;
+}
+
+}  // namespace gauntlet::e2e
+
+namespace gauntlet::e2e {
+
+pid_t spawn_gauntlet(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {GAUNTLET_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    setpgid(0, 0);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from this side: a signal to the group right after fork reaches it
+  return pid;
+}
+
+int db_scalar(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  int n = -1;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return n;
 }
 
 }  // namespace gauntlet::e2e

@@ -1,5 +1,7 @@
 // Helpers for end-to-end tests: run the real gauntlet binary and capture what it prints.
 #pragma once
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -15,6 +17,12 @@ struct RunResult {
 
 // Runs GAUNTLET_BIN with `args` (no shell), killing it after `timeout_seconds`.
 RunResult run_gauntlet(const std::vector<std::string>& args, int timeout_seconds = 600);
+// Starts GAUNTLET_BIN with `args` in a process group of its own (as a shell's foreground job),
+// stdout and stderr to the file `log`; the caller waits for it or kills it.
+pid_t spawn_gauntlet(const std::vector<std::string>& args, const std::string& log);
+// The first column of the first row `sql` gives on the SQLite database `db`, opened read-only;
+// -1 when there is none.
+int db_scalar(const std::string& db, const std::string& sql);
 std::string source_dir();
 std::string temp_dir();  // a fresh directory for one test
 void write_file(const std::string& path, const std::string& text);

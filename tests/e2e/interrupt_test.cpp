@@ -29,25 +29,6 @@ struct TempDir {
   ~TempDir() { gauntlet::testing::remove_tree(path); }
 };
 
-pid_t spawn_gauntlet(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> argv = {GAUNTLET_BIN};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setpgid(0, 0);  // a group of its own, like a shell's foreground job
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  return pid;
-}
-
 // pid -> (parent, start time) of every process; the start time tells a survivor from a reused pid.
 std::map<pid_t, std::pair<pid_t, std::string>> processes() {
   std::map<pid_t, std::pair<pid_t, std::string>> out;
@@ -86,19 +67,6 @@ std::string cmdline(pid_t p) {
   std::string s((std::istreambuf_iterator<char>(in)), {});
   for (char& c : s) if (c == '\0') c = ' ';
   return s;
-}
-
-int scalar(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  int n = -1;
-  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-      n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(h);
-  return n;
 }
 
 // Waits for `pid` at most `seconds`; its wait status, or -1 (then it is killed).
@@ -149,15 +117,15 @@ void interrupted_audit(int sig) {
   bool zygote = false;
   std::map<pid_t, std::string> before;
   for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(240);
-       std::chrono::steady_clock::now() < until && !(zygote && scalar(db, module_gates) >= 2);) {
+       std::chrono::steady_clock::now() < until && !(zygote && db_scalar(db, module_gates) >= 2);) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     before = descendants(pid);
     for (const auto& [p, start] : before) zygote |= cmdline(p).find("gauntlet_pyworker.py --zygote") != std::string::npos;
   }
   ASSERT_TRUE(zygote) << "no Python zygote seen: " << read_file(t.path + "/first.log");
-  ASSERT_EQ(scalar(db, module_gates), 2) << read_file(t.path + "/first.log");
+  ASSERT_EQ(db_scalar(db, module_gates), 2) << read_file(t.path + "/first.log");
   before = descendants(pid);
-  ASSERT_EQ(scalar(db, "SELECT count(*) FROM kernels WHERE verdict IS NOT NULL AND entry LIKE '%infinite%'"), 0);
+  ASSERT_EQ(db_scalar(db, "SELECT count(*) FROM kernels WHERE verdict IS NOT NULL AND entry LIKE '%infinite%'"), 0);
   const auto t0 = std::chrono::steady_clock::now();
   if (sig == SIGINT) kill(-pid, SIGINT);  // the whole group, as the terminal's Ctrl-C
   else kill(pid, SIGTERM);               // the parent alone, as `kill` or a scheduler sends it
@@ -175,18 +143,18 @@ void interrupted_audit(int sig) {
   expect_no_survivors(before);
   // The database opens, kept the module's gates, holds nothing of the interrupt's killing, and a
   // rerun with it completes without running those gates again.
-  const int stored = scalar(db, "SELECT count(*) FROM gates");
-  EXPECT_EQ(scalar(db, module_gates), 2);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM gates WHERE status = 'harness-error' OR category = 'crash'"), 0);
+  const int stored = db_scalar(db, "SELECT count(*) FROM gates");
+  EXPECT_EQ(db_scalar(db, module_gates), 2);
+  EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM gates WHERE status = 'harness-error' OR category = 'crash'"), 0);
   const std::string seconds_sql = "SELECT CAST(sum(g.seconds) * 1e6 AS INTEGER) FROM gates g JOIN kernels k USING (kernel_hash, manifest_hash, tool_version, seed) WHERE k.entry LIKE '%relu_hot_path%'";
-  const int module_seconds = scalar(db, seconds_sql);
+  const int module_seconds = db_scalar(db, seconds_sql);
   std::vector<std::string> again = args;
   again.insert(again.end(), {"--timeout", "2"});
   const RunResult rerun = run_gauntlet(again, 300);
   EXPECT_EQ(rerun.exit_code, 1) << rerun.err;  // the infinite loop errors: not every kernel passes
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM gates"), 4) << stored << " stored before; " << rerun.err;
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM kernels WHERE verdict IS NOT NULL"), 2) << rerun.out;
-  EXPECT_EQ(scalar(db, seconds_sql), module_seconds) << "the module's stored gates ran again";
+  EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM gates"), 4) << stored << " stored before; " << rerun.err;
+  EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM kernels WHERE verdict IS NOT NULL"), 2) << rerun.out;
+  EXPECT_EQ(db_scalar(db, seconds_sql), module_seconds) << "the module's stored gates ran again";
 }
 
 }  // namespace
