@@ -1,8 +1,10 @@
 // gauntlet's command line: verify, kbcheck, schemas list|show|lint (see README and SPEC "Command line").
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 
 #include <cstdio>
 #include <fstream>
@@ -24,6 +26,19 @@
 namespace {
 
 using namespace gauntlet;
+
+// --seed: a decimal number from 0 to 2^64-1, nothing else (CLI11 alone wraps -5 to 2^64-5 and
+// clamps what is too large).
+const CLI::Validator kSeedValidator(
+    [](std::string& text) -> std::string {
+      uint64_t v = 0;
+      const char* end = text.data() + text.size();
+      const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+      if (text.empty() || ec != std::errc() || ptr != end)
+        return "'" + text + "' is not a seed: a whole number from 0 to 18446744073709551615";
+      return "";
+    },
+    "SEED");
 
 int fail_usage(const std::string& msg) {
   std::fprintf(stderr, "gauntlet: error: %s\n", msg.c_str());
@@ -65,6 +80,12 @@ std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::str
   if (m.op.empty()) return (*error = "no op: give a kernel.json or --op OP", std::nullopt);
   if (m.source.empty()) return (*error = "no kernel: give a kernel.json, a source file, or --kernel FILE", std::nullopt);
   if (m.device != "cpu" && m.device != "cuda") return (*error = "--device must be cpu or cuda", std::nullopt);
+  // The source is bad input, not a build error of the kernel's, when it is not a readable file.
+  struct stat st {};
+  const std::string where = m.manifest_path.empty() ? "the kernel source " : m.manifest_path + ": field 'source': ";
+  if (stat(m.source.c_str(), &st) != 0) return (*error = where + m.source + ": no such file", std::nullopt);
+  if (S_ISDIR(st.st_mode)) return (*error = where + m.source + ": a directory, not a source file", std::nullopt);
+  if (access(m.source.c_str(), R_OK) != 0) return (*error = where + m.source + ": not readable", std::nullopt);
   if (!f.dtypes.empty()) {
     m.dtypes.clear();
     std::string rest = f.dtypes;
@@ -104,11 +125,36 @@ int gate_jobs(int flag) {
   return int(std::clamp<long>(cpus, 1, 12));
 }
 
+// Below this no worker process loads LibTorch and a kernel: a smaller --memory-limit would make
+// every correct kernel fail to load, so it is refused as a usage error.
+constexpr int64_t kMinMemoryLimit = int64_t(128) << 20;
+
+// "" when failing cases can be written under `dir` (an existing writable directory, or a path
+// whose nearest existing ancestor is one); else why not. Checked before anything runs, so that a
+// failure never goes without its replay file.
+std::string replay_dir_problem(const std::string& dir) {
+  if (dir.empty()) return "--replay-dir is empty";
+  std::string p = dir;
+  struct stat st {};
+  while (stat(p.c_str(), &st) != 0) {
+    const size_t slash = p.find_last_of('/', p.size() > 1 ? p.size() - 2 : 0);
+    if (slash == std::string::npos) { p = "."; continue; }
+    p = slash == 0 ? "/" : p.substr(0, slash);
+  }
+  if (!S_ISDIR(st.st_mode))
+    return "--replay-dir " + dir + ": " + (p == dir ? "not a directory" : p + " is not a directory");
+  if (access(p.c_str(), W_OK | X_OK) != 0) return "--replay-dir " + dir + ": " + p + " is not writable";
+  return "";
+}
+
 SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   SandboxOptions s;
   s.timeout_seconds = f.timeout;
   s.memory_limit_bytes = parse_size(f.memory);
   if (s.memory_limit_bytes <= 0) *error = "--memory-limit: '" + f.memory + "' is not a size like 512M or 4G";
+  else if (s.memory_limit_bytes < kMinMemoryLimit)
+    *error = "--memory-limit " + f.memory + " is below " + std::to_string(kMinMemoryLimit >> 20) +
+             "M: no worker loads a kernel and LibTorch in less";
   if (f.timeout <= 0) *error = "--timeout must be a positive number of seconds";
   s.use_zygote = !f.no_zygote;
   s.gpu_index = f.gpu;
@@ -122,6 +168,7 @@ int run_verify(const VerifyFlags& f) {
   if (!manifest) return fail_usage(error);
   SandboxOptions sopts = sandbox_from(f, &error);
   if (!error.empty()) return fail_usage(error);
+  if (std::string why = replay_dir_problem(f.replay_dir); !why.empty()) return fail_usage(why);
   VerifyOptions opts;
   opts.seed = f.seed_given ? f.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
   opts.budget = f.budget;
@@ -205,6 +252,7 @@ int run_audit_command(AuditOptions ao, const AuditFlags& f) {
   std::string error;
   ao.sandbox = sandbox_from(f.v, &error);
   if (!error.empty()) return fail_usage(error);
+  if (std::string why = replay_dir_problem(ao.verify.replay_dir); !why.empty()) return fail_usage(why);
   ao.jobs = gate_jobs(f.v.jobs);
   ao.verify.gates = split_commas(f.v.gates);
   for (const std::string& g : ao.verify.gates)
@@ -257,7 +305,7 @@ int main(int argc, char** argv) {
   VerifyFlags vf;
   CLI::App* verify = app.add_subcommand("verify", "run the gates on one kernel");
   add_kernel_flags(verify, vf);
-  verify->add_option("--seed", vf.seed, "master seed (default: random, printed)")->each([&](const std::string&) { vf.seed_given = true; });
+  verify->add_option("--seed", vf.seed, "master seed (default: random, printed)")->check(kSeedValidator)->each([&](const std::string&) { vf.seed_given = true; });
   verify->add_option("--json", vf.json_path, "write the per-kernel JSON report here");
   verify->add_option("--junit", vf.junit_path, "write JUnit XML here: a test case per gate, failures with the replay command");
   verify->add_option("--budget", vf.budget, "case-budget multiplier for deeper runs (default 1)")->check(CLI::Range(1, 1000));
@@ -278,7 +326,7 @@ int main(int argc, char** argv) {
   CLI::App* selftest = app.add_subcommand("selftest", "run the corpus' planted bugs and controls and check each verdict");
   selftest->add_option("--corpus", st.corpus_dir, "corpus directory (default: the bundled corpus)");
   selftest->add_option("--filter", st.filter, "only kernels whose manifest path contains this");
-  selftest->add_option("--seed", st.seed, "master seed (default 1)");
+  selftest->add_option("--seed", st.seed, "master seed (default 1)")->check(kSeedValidator);
   selftest->add_option("--json", st.json_path, "write every kernel's report as a JSON array");
   selftest->add_flag("--no-kbcheck", [&](int64_t) { st.kbcheck = false; }, "skip the KernelBench-style comparison");
   selftest->add_option("--timeout", sf.timeout, "wall-clock seconds per gate process (default 60)");
@@ -303,7 +351,7 @@ int main(int argc, char** argv) {
   audit->add_option("--shard", af.shard, "i/n: audit only the i-th of n parts, split by kernel hash (default from Slurm/Kubernetes)");
   audit->add_option("--shard-count", af.shard_count, "shards of a Kubernetes indexed job (JOB_COMPLETION_INDEX gives the index)")
       ->check(CLI::Range(1, 1000000));
-  audit->add_option("--seed", ao.verify.seed, "master seed (default 1; part of the stored results' key)");
+  audit->add_option("--seed", ao.verify.seed, "master seed (default 1; part of the stored results' key)")->check(kSeedValidator);
   audit->add_option("--budget", ao.verify.budget, "case-budget multiplier (default 1)")->check(CLI::Range(1, 1000));
   audit->add_option("--gates", af.v.gates, "comma-separated subset of gates to run");
   audit->add_option("--replay-dir", ao.verify.replay_dir, "where failing cases are written (default gauntlet-out/replays)");

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <set>
@@ -27,6 +28,9 @@ bool json_to_attr(const nlohmann::json& v, AttrValue* out) {
 }  // namespace
 
 std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return (*error = "cannot read manifest " + path + ": a directory, not a kernel.json", std::nullopt);
   std::ifstream in(path);
   if (!in) return (*error = "cannot read manifest " + path + ": no such file or unreadable", std::nullopt);
   nlohmann::json j;

@@ -39,6 +39,8 @@ void dump_tensor(const std::string& dir, const std::string& name, const at::Tens
 
 int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out) {
   const std::string& file = options.file;
+  struct stat st {};
+  if (stat(file.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return bad_file(file, "a directory, not a replay file");
   std::ifstream in(file);
   if (!in) return bad_file(file, "cannot read the replay file");
   nlohmann::json j;

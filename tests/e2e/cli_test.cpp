@@ -1,5 +1,7 @@
 // End to end: the command line's contract — exit codes, JSON fields, one-line errors, limits, replays.
 #include <gtest/gtest.h>
+#include <filesystem>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -116,6 +118,48 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
     EXPECT_NE(r.err.find("error"), std::string::npos) << joined << r.err;
     EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << joined << ": not one line: " << r.err;
   }
+}
+
+// Bad input that used to run anyway (a wrapped seed, a memory limit nothing loads under, an
+// unusable replay folder) or to blame the kernel (a directory as its source): refused before
+// anything runs, exit 2, one line naming the flag or the file (issue 17).
+TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
+  const std::string dir = temp_dir();
+  const std::string relu = kCorpus + "/controls/relu.cpp";
+  mkdir((dir + "/adir.json").c_str(), 0755);
+  mkdir((dir + "/src.cpp").c_str(), 0755);
+  write_file(dir + "/dir_source.json", "{\"op\": \"relu\", \"source\": \"src.cpp\"}");
+  write_file(dir + "/plain", "not a folder");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"verify", dir + "/adir.json"}, dir + "/adir.json: a directory"},
+      {{"replay", dir + "/adir.json"}, "a directory, not a replay file"},
+      {{"verify", dir + "/dir_source.json"}, "field 'source': " + dir + "/src.cpp: a directory"},
+      {{"verify", "--op", "relu", "--kernel", dir + "/src.cpp"}, dir + "/src.cpp: a directory"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--seed", "-5"}, "'-5' is not a seed"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--seed", "18446744073709551616"}, "is not a seed"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--seed", "12abc"}, "'12abc' is not a seed"},
+      {{"audit", kCorpus + "/controls/relu.json", "--seed", "-1", "--db", dir + "/a.db"}, "'-1' is not a seed"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--memory-limit", "1"}, "--memory-limit 1 is below 128M"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--replay-dir", dir + "/plain"}, "--replay-dir " + dir + "/plain: not a directory"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--replay-dir", dir + "/plain/sub"}, dir + "/plain is not a directory"},
+      {{"audit", kCorpus + "/controls/relu.json", "--replay-dir", dir + "/plain", "--db", dir + "/b.db"}, "--replay-dir"},
+  };
+  for (const auto& [args, expected] : cases) {
+    auto r = run_gauntlet(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << joined << ": " << r.err;
+    EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << joined << ": not one line: " << r.err;
+  }
+  // Nothing was run for the audits: no database was made.
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a.db"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b.db"));
+  // The largest seed, and a replay folder that does not exist yet, are fine.
+  auto ok = run_gauntlet({"verify", "--op", "relu", "--kernel", relu, "--seed", "18446744073709551615", "--gates",
+                          "contract", "--replay-dir", dir + "/new/replays", "--quiet"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("seed 18446744073709551615"), std::string::npos) << ok.out;
 }
 
 TEST(Cli, ABuildErrorIsAVerdictWithTheCompilersLines) {
