@@ -37,6 +37,10 @@ struct KernelManifest {
 // A KernelBench-style Python module (source ending in ".py", docs/modules.md): not built; run by the
 // Python worker (python/gauntlet_pyworker.py), entry = the class name (default "ModelNew").
 bool is_python_module(const KernelManifest& m);
+// Whether `name` can name an entry: identifiers joined by "::" or "." (a C++ function, perhaps in a
+// namespace; a Python class). kEntryNameRule says so in a message.
+bool is_entry_name(const std::string& name);
+inline constexpr const char* kEntryNameRule = "is not an entry name (identifiers: letters, digits and _, joined by :: or .)";
 // The entry as the Python worker's Load carries it: the class name, then "|" and the reference
 // module's path when the manifest names one (the worker reads both files before its sandbox).
 std::string python_load_entry(const KernelManifest& m, const std::string& entry);

@@ -51,7 +51,7 @@ struct VerifyFlags {
   std::vector<std::string> attrs;
   uint64_t seed = 0;
   int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 4;
-  bool seed_given = false, no_zygote = false, quiet = false;
+  bool seed_given = false, no_zygote = false, quiet = false, dtypes_given = false, entry_given = false;
 };
 
 // Builds the manifest from a kernel.json, or from --op/--kernel flags (flags override the file).
@@ -63,6 +63,9 @@ std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::str
     auto loaded = load_manifest(f.kernel, error);
     if (!loaded) return std::nullopt;
     m = *loaded;
+    // A flag that contradicts the manifest would verify another contract than the file declares.
+    if (!f.op.empty() && f.op != m.op)
+      return (*error = "--op " + f.op + " contradicts " + f.kernel + "'s op '" + m.op + "': give one of them", std::nullopt);
   } else if (!f.kernel.empty()) {
     source = f.kernel;
   }
@@ -75,6 +78,7 @@ std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::str
   }
   if (!source.empty()) m.source = source;
   if (!f.op.empty()) m.op = f.op;
+  if (f.entry_given && !is_entry_name(f.entry)) return (*error = "--entry '" + f.entry + "' " + kEntryNameRule, std::nullopt);
   if (!f.entry.empty()) m.entry = f.entry;
   if (!f.device.empty()) m.device = f.device;
   if (m.op.empty()) return (*error = "no op: give a kernel.json or --op OP", std::nullopt);
@@ -86,6 +90,8 @@ std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::str
   if (stat(m.source.c_str(), &st) != 0) return (*error = where + m.source + ": no such file", std::nullopt);
   if (S_ISDIR(st.st_mode)) return (*error = where + m.source + ": a directory, not a source file", std::nullopt);
   if (access(m.source.c_str(), R_OK) != 0) return (*error = where + m.source + ": not readable", std::nullopt);
+  if (f.dtypes_given && f.dtypes.find_first_not_of(" ,") == std::string::npos)
+    return (*error = "--dtypes '" + f.dtypes + "' names no dtype: give at least one (e.g. float32,float16)", std::nullopt);
   if (!f.dtypes.empty()) {
     m.dtypes.clear();
     std::string rest = f.dtypes;
@@ -284,9 +290,9 @@ void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
   c->add_option("KERNEL", f.kernel, "kernel.json manifest, or a kernel source file (with --op)");
   c->add_option("--op", f.op, "op schema name (e.g. softmax)");
   c->add_option("--kernel", f.source, "kernel source file (.cpp or .cu)");
-  c->add_option("--entry", f.entry, "entry function name (default: forward)");
+  c->add_option("--entry", f.entry, "entry function name (default: forward)")->each([&f](const std::string&) { f.entry_given = true; });
   c->add_option("--device", f.device, "cpu or cuda (default: cpu)");
-  c->add_option("--dtypes", f.dtypes, "comma-separated dtypes the kernel supports");
+  c->add_option("--dtypes", f.dtypes, "comma-separated dtypes the kernel supports")->each([&f](const std::string&) { f.dtypes_given = true; });
   c->add_option("--attr", f.attrs, "fixed attribute value, name=value (repeatable)");
   c->add_option("--timeout", f.timeout, "wall-clock seconds per gate process (default 60)");
   c->add_option("--memory-limit", f.memory, "host memory per gate process, e.g. 512M, 4G (default 4G)");

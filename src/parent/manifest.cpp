@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -27,6 +28,25 @@ bool json_to_attr(const nlohmann::json& v, AttrValue* out) {
 
 }  // namespace
 
+bool is_entry_name(const std::string& name) {
+  // Identifiers, joined by "::" (a C++ function in a namespace) or "." (a Python attribute path).
+  if (name.empty()) return false;
+  bool start = true;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (start) {
+      if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) return false;
+      start = false;
+    } else if (c == '.' || (c == ':' && i + 1 < name.size() && name[i + 1] == ':')) {
+      i += c == ':';
+      start = true;
+    } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) {
+      return false;
+    }
+  }
+  return !start;
+}
+
 std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
@@ -45,6 +65,10 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
     return std::nullopt;
   };
   if (!j.is_object()) return bad("/", "a manifest is a JSON object");
+  // A NUL inside a path would cut it short where the file system reads it.
+  for (const char* f : {"op", "source", "entry", "backward", "reference"})
+    if (j.contains(f) && j[f].is_string() && j[f].get<std::string>().find('\0') != std::string::npos)
+      return bad(f, "contains a NUL byte");
   static const std::set<std::string> known = {"op", "source", "entry", "backward", "device", "dtypes",
                                               "attrs", "shapes", "expect", "notes", "reference"};
   for (auto it = j.begin(); it != j.end(); ++it)
@@ -59,10 +83,13 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
   if (j.contains("entry")) {
     if (!j["entry"].is_string() || j["entry"].get<std::string>().empty()) return bad("entry", "must be a non-empty string");
     m.entry = j["entry"];
+    if (!is_entry_name(m.entry)) return bad("entry", "'" + m.entry + "' " + kEntryNameRule);
   }
   if (j.contains("backward")) {
     if (!j["backward"].is_string()) return bad("backward", "must be a string");
     m.backward_entry = j["backward"];
+    if (!m.backward_entry.empty() && !is_entry_name(m.backward_entry))
+      return bad("backward", "'" + m.backward_entry + "' " + kEntryNameRule);
   }
   if (j.contains("device")) {
     if (!j["device"].is_string()) return bad("device", "must be \"cpu\" or \"cuda\"");

@@ -130,6 +130,9 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
   mkdir((dir + "/src.cpp").c_str(), 0755);
   write_file(dir + "/dir_source.json", "{\"op\": \"relu\", \"source\": \"src.cpp\"}");
   write_file(dir + "/plain", "not a folder");
+  write_file(dir + "/badentry.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\", \"entry\": \"my-forward\"}");
+  write_file(dir + "/nul.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\\u0000.bak\"}");
+  write_file(dir + "/relu.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\"}");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"verify", dir + "/adir.json"}, dir + "/adir.json: a directory"},
       {{"replay", dir + "/adir.json"}, "a directory, not a replay file"},
@@ -143,6 +146,11 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
       {{"verify", "--op", "relu", "--kernel", relu, "--replay-dir", dir + "/plain"}, "--replay-dir " + dir + "/plain: not a directory"},
       {{"verify", "--op", "relu", "--kernel", relu, "--replay-dir", dir + "/plain/sub"}, dir + "/plain is not a directory"},
       {{"audit", kCorpus + "/controls/relu.json", "--replay-dir", dir + "/plain", "--db", dir + "/b.db"}, "--replay-dir"},
+      {{"verify", dir + "/badentry.json"}, "field 'entry': 'my-forward' is not an entry name"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--entry", "for ward"}, "--entry 'for ward' is not an entry name"},
+      {{"verify", dir + "/nul.json"}, "field 'source': contains a NUL byte"},
+      {{"verify", dir + "/relu.json", "--op", "softmax"}, "--op softmax contradicts " + dir + "/relu.json's op 'relu'"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--dtypes", ""}, "--dtypes '' names no dtype"},
   };
   for (const auto& [args, expected] : cases) {
     auto r = run_gauntlet(args);
