@@ -37,7 +37,7 @@ struct ModuleDescription {
   std::vector<Input> inputs;
   std::vector<Output> outputs;
   std::vector<std::string> ops;      // every ATen operator Model.forward called
-  std::vector<std::string> key_ops;  // those provenance forbids (python/gauntlet_pyworker.py key_ops)
+  std::vector<std::string> key_ops;  // those provenance forbids (python/gauntlet_worker/reference.py key_ops)
   int copied_state = 0;              // state entries copied from ModelNew into Model
   std::string candidate_note;        // why ModelNew's weights could not be copied, if so
 };

@@ -61,7 +61,7 @@ void add_python_worker_env(std::vector<std::string>* env, const std::string& wor
   env->push_back("PYTHONDONTWRITEBYTECODE=1");
   env->push_back("PYTHONNOUSERSITE=1");
   // The memory gate's poisoned children fill new heap blocks through glibc's M_PERTURB, which
-  // glibc's per-thread cache of small blocks bypasses (python/gauntlet_pyworker.py, poison_heap).
+  // glibc's per-thread cache of small blocks bypasses (python/gauntlet_worker/poisons.py, poison_heap).
   env->push_back("GLIBC_TUNABLES=glibc.malloc.tcache_count=0");
   // The frame checksum in C (the pure-Python loop manages ~2 MB/s): built beside the worker.
   const size_t slash = worker_path.rfind('/');

@@ -1,5 +1,5 @@
 // The wire frame checksum (FNV-1a 64, src/common/wire.cpp) for the Python module worker, loaded
-// through ctypes (python/gauntlet_pyworker.py): the pure-Python loop checks about 2 MB/s.
+// through ctypes (python/gauntlet_worker/wire.py): the pure-Python loop checks about 2 MB/s.
 #include <cstddef>
 #include <cstdint>
 

@@ -219,7 +219,7 @@ TEST(PythonModules, DeterminismReplayRetriesAndSaysHowManyTries) {
 
 // A module that builds while it loads (load_inline): its load has the builder's limit, so a 3 s
 // "build" passes under --timeout 2, and torch's build lock left stale by a killed builder does not
-// block the next child (python/gauntlet_pyworker.py, use_flock_baton).
+// block the next child (python/gauntlet_worker/loading.py, use_flock_baton).
 TEST(PythonModules, ALoadThatBuildsHasTheBuildersLimitAndNoStaleLock) {
   REQUIRE_PYTHON_TORCH();
   const std::string dir = temp_dir();

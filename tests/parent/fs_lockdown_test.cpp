@@ -182,13 +182,13 @@ TEST(SandboxFilesystem, WithoutAMountNamespaceTheNotesSayTheFilesystemIsWritable
   EXPECT_NE(second.find("seen:" + p.dir), std::string::npos) << second;
 }
 
-// The Python worker's enter_sandbox (python/gauntlet_pyworker.py) locks the same way, and binds the
-// module build cache back over the fresh /var/tmp: read-only for a gate child, writable only for a
-// build child. Runs the function itself (no torch needed) in a private mount namespace.
-const char* kPythonProbe = R"PY(import importlib.util, os, sys
-spec = importlib.util.spec_from_file_location("w", sys.argv[1])
-w = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(w)
+// The Python worker's enter_sandbox (python/gauntlet_worker/sandbox.py) locks the same way, and binds
+// the module build cache back over the fresh /var/tmp: read-only for a gate child, writable only for
+// a build child. Runs the function itself (no torch needed) in a private mount namespace; argv[1] is
+// the worker's entry script, beside which its package lies.
+const char* kPythonProbe = R"PY(import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
+from gauntlet_worker import sandbox as w
 p = w.Policy()
 p.namespaces = w.NS_MOUNT
 p.seccomp = False

@@ -1,7 +1,7 @@
 # A module whose output is never written: it returns torch.empty_like(x), so what it returns is
 # whatever the allocator handed out. tests/e2e/modules_test.cpp runs the memory gate on it: its
 # two children poison new memory differently (0xA5, 0xFE on the CPU), so the outputs differ, byte for byte
-# the poison patterns (python/gauntlet_pyworker.py, poison_heap).
+# the poison patterns (python/gauntlet_worker/poisons.py, poison_heap).
 import torch
 
 

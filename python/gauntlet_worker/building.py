@@ -1,3 +1,4 @@
+# The module build step: each module's extensions compiled once by its build child, loaded by its gate children.
 """Each Python module's extensions built once, in a directory of its own (docs/modules.md, "Builds").
 
 A module's `torch.utils.cpp_extension.load_inline` / `load` calls are compiled by one build child
