@@ -1,0 +1,101 @@
+// End to end: tools/corpus/kernelbench_jsonl.py builds an audit JSONL from a KernelBench-shaped
+// checkout (candidates paired with their problems, the authors' recorded numbers kept), and the
+// real binary audits what it wrote, the line's name and fields carried into the record.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.h"
+
+using namespace gauntlet::e2e;
+
+namespace {
+
+struct Shell {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+Shell sh(const std::string& command) {
+  Shell r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const char* kProblem = R"PY(import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(4, 64)]
+def get_init_inputs():
+    return []
+)PY";
+
+const char* kCandidate = R"PY(import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0.0)
+)PY";
+
+std::string tool() { return "python3 " + source_dir() + "/tools/corpus/kernelbench_jsonl.py"; }
+
+}  // namespace
+
+TEST(CorpusTools, KernelbenchJsonlPairsCandidatesAndTheAuditKeepsTheirFields) {
+  const std::string root = temp_dir();
+  for (const char* d : {"/KernelBench", "/KernelBench/level1", "/triton_runs", "/triton_runs/level1_triton",
+                        "/triton_runs/level1_triton/kernels"})
+    mkdir((root + d).c_str(), 0755);
+  write_file(root + "/KernelBench/level1/19_ReLU.py", kProblem);
+  write_file(root + "/triton_runs/level1_triton/kernels/level1_problem19_triton.py", kCandidate);
+  write_file(root + "/triton_runs/level1_triton/kernels/level1_problem77_triton.py", kCandidate);  // no problem 77
+  write_file(root + "/triton_runs/level1_triton/results.jsonl",
+             "{\"level\": 1, \"problem_id\": 19, \"speedup\": 1.5, \"runtime_triton_stats\": {\"hardware\": \"NVIDIA H200\"}}\n"
+             "not json\n");
+  const std::string jsonl = root + "/pairs.jsonl";
+  Shell r = sh(tool() + " --checkout " + root + " --out " + jsonl + " --tag demo");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 pairs written"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 candidates unpaired"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("level1_problem77_triton.py: no single KernelBench/level1/77_*.py"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("results.jsonl:2: skipped"), std::string::npos) << r.out;
+  std::istringstream lines(read_file(jsonl));
+  std::string line;
+  std::vector<nlohmann::json> got;
+  while (std::getline(lines, line)) got.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0]["name"], "19_ReLU.py");
+  EXPECT_EQ(got[0]["level"], 1);
+  EXPECT_EQ(got[0]["problem_id"], 19);
+  EXPECT_EQ(got[0]["ref"], kProblem);
+  EXPECT_EQ(got[0]["candidate"], kCandidate);
+  EXPECT_EQ(got[0]["recorded_speedup"], 1.5);
+  EXPECT_EQ(got[0]["recorded_hardware"], "NVIDIA H200");
+  EXPECT_EQ(got[0]["tag"], "demo");
+
+  // Not a checkout, and no candidates: usage errors.
+  EXPECT_EQ(sh(tool() + " --checkout " + root + "/triton_runs --out " + root + "/x.jsonl").exit_code, 2);
+  EXPECT_EQ(sh(tool() + " --checkout " + root + " --kernels 'none/*.py' --out " + root + "/x.jsonl").exit_code, 2);
+
+  REQUIRE_PYTHON_TORCH();
+  auto a = run_gauntlet({"audit", jsonl, "--gates", "contract,accuracy", "--db", root + "/a.db", "--json",
+                         root + "/a.json", "--work-dir", root + "/work", "--replay-dir", root + "/replays"});
+  EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
+  const nlohmann::json records = nlohmann::json::parse(read_file(root + "/a.json"), nullptr, false);
+  ASSERT_TRUE(records.is_array() && records.size() == 1) << a.out << a.err;
+  const std::string text = records[0].dump();
+  EXPECT_EQ(records[0]["verdict"], "pass") << text;
+  EXPECT_NE(text.find("19_ReLU.py"), std::string::npos) << text;
+  EXPECT_NE(text.find("recorded_speedup"), std::string::npos) << text;
+}
