@@ -27,8 +27,14 @@ std::string real_path(const std::string& p) {
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
+using FolderId = std::pair<dev_t, ino_t>;
+
 // Files under dir, sorted; a folder that cannot be listed is reported in *unreadable, not skipped.
-void walk(const std::string& dir, std::vector<std::string>* files, std::vector<std::string>* unreadable) {
+// Each folder is walked once, however many links lead to it: a symlink cycle ends there.
+void walk(const std::string& dir, std::vector<std::string>* files, std::vector<std::string>* unreadable,
+          std::set<FolderId>* seen) {
+  struct stat self {};
+  if (stat(dir.c_str(), &self) == 0 && !seen->insert({self.st_dev, self.st_ino}).second) return;
   DIR* d = opendir(dir.c_str());
   if (!d) return unreadable->push_back(dir);
   std::vector<std::string> names;
@@ -38,13 +44,17 @@ void walk(const std::string& dir, std::vector<std::string>* files, std::vector<s
   }
   closedir(d);
   std::sort(names.begin(), names.end());
+  std::vector<std::string> linked;  // folders reached through a symlink: after the real ones, so a
+                                    // folder is named by its own path where it has one here
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
-    struct stat st {};
+    struct stat st {}, lst {};
     if (stat(path.c_str(), &st) != 0) files->push_back(path);  // a dangling link: reported unreadable
-    else if (S_ISDIR(st.st_mode)) walk(path, files, unreadable);
-    else files->push_back(path);
+    else if (!S_ISDIR(st.st_mode)) files->push_back(path);
+    else if (lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) linked.push_back(path);
+    else walk(path, files, unreadable, seen);
   }
+  for (const std::string& path : linked) walk(path, files, unreadable, seen);
 }
 
 // An entry that cannot be verified. Its key hashes the entry's name and bytes, so a rerun finds the
@@ -137,7 +147,8 @@ std::optional<std::vector<CorpusEntry>> discover_corpus(const std::string& path,
   std::string root = path;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   std::vector<std::string> files, unreadable;
-  walk(root, &files, &unreadable);
+  std::set<FolderId> seen;
+  walk(root, &files, &unreadable, &seen);
   auto rel = [&](const std::string& p) { return p.substr(root.size() + 1); };
   // Manifests first: the sources they name are theirs, not entries of their own.
   std::set<std::string> named_sources;

@@ -1,6 +1,8 @@
 // The audit's SQLite results database: schema, per-gate and per-kernel rows, reading and merging.
 #include "gauntlet/results_db.h"
 
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -329,8 +331,17 @@ nlohmann::json read_kernel_reports(const std::string& db_path, std::string* erro
 }
 
 bool merge_databases(const std::vector<std::string>& inputs, const std::string& output, std::string* error) {
-  for (const std::string& in : inputs)
-    if (in == output) return (*error = "merge: the output " + output + " is also an input", false);
+  // The same file under another name (./a.db, a symlink, a hard link) is the same database:
+  // compared by device and inode, not by the path's text.
+  struct stat out_st {};
+  const bool out_exists = stat(output.c_str(), &out_st) == 0;
+  for (const std::string& in : inputs) {
+    struct stat in_st {};
+    const bool same_file = out_exists && stat(in.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+                           in_st.st_ino == out_st.st_ino;
+    if (in == output || same_file)
+      return (*error = "merge: the output " + output + " is also an input (" + in + ")", false);
+  }
   auto db = ResultsDb::open(output, error);
   if (!db) return false;
   for (const std::string& in : inputs)

@@ -133,6 +133,8 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
   write_file(dir + "/badentry.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\", \"entry\": \"my-forward\"}");
   write_file(dir + "/nul.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\\u0000.bak\"}");
   write_file(dir + "/relu.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\"}");
+  write_file(dir + "/a.db", "");
+  symlink((dir + "/a.db").c_str(), (dir + "/link.db").c_str());
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"verify", dir + "/adir.json"}, dir + "/adir.json: a directory"},
       {{"replay", dir + "/adir.json"}, "a directory, not a replay file"},
@@ -141,7 +143,7 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
       {{"verify", "--op", "relu", "--kernel", relu, "--seed", "-5"}, "'-5' is not a seed"},
       {{"verify", "--op", "relu", "--kernel", relu, "--seed", "18446744073709551616"}, "is not a seed"},
       {{"verify", "--op", "relu", "--kernel", relu, "--seed", "12abc"}, "'12abc' is not a seed"},
-      {{"audit", kCorpus + "/controls/relu.json", "--seed", "-1", "--db", dir + "/a.db"}, "'-1' is not a seed"},
+      {{"audit", kCorpus + "/controls/relu.json", "--seed", "-1", "--db", dir + "/audit-a.db"}, "'-1' is not a seed"},
       {{"verify", "--op", "relu", "--kernel", relu, "--memory-limit", "1"}, "--memory-limit 1 is below 128M"},
       {{"verify", "--op", "relu", "--kernel", relu, "--replay-dir", dir + "/plain"}, "--replay-dir " + dir + "/plain: not a directory"},
       {{"verify", "--op", "relu", "--kernel", relu, "--replay-dir", dir + "/plain/sub"}, dir + "/plain is not a directory"},
@@ -151,6 +153,8 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
       {{"verify", dir + "/nul.json"}, "field 'source': contains a NUL byte"},
       {{"verify", dir + "/relu.json", "--op", "softmax"}, "--op softmax contradicts " + dir + "/relu.json's op 'relu'"},
       {{"verify", "--op", "relu", "--kernel", relu, "--dtypes", ""}, "--dtypes '' names no dtype"},
+      {{"merge", dir + "/./a.db", "-o", dir + "/a.db"}, "is also an input"},
+      {{"merge", dir + "/link.db", "-o", dir + "/a.db"}, "is also an input"},
   };
   for (const auto& [args, expected] : cases) {
     auto r = run_gauntlet(args);
@@ -161,7 +165,7 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
     EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << joined << ": not one line: " << r.err;
   }
   // Nothing was run for the audits: no database was made.
-  EXPECT_FALSE(std::filesystem::exists(dir + "/a.db"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/audit-a.db"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/b.db"));
   // The largest seed, and a replay folder that does not exist yet, are fine.
   auto ok = run_gauntlet({"verify", "--op", "relu", "--kernel", relu, "--seed", "18446744073709551615", "--gates",

@@ -199,3 +199,22 @@ TEST(AuditShard, FromSlurmAndKubernetesEnvironment) {
   env.set("JOB_COMPLETION_INDEX", "x");
   EXPECT_FALSE(shard_from_environment(0, &error));
 }
+
+// A symlink back up the tree (and a second link to a folder already walked) is walked once: the
+// corpus's entries, not one per path through the cycle (issue 17: 12 files became 372 entries).
+TEST(AuditCorpus, SymlinkCyclesAreWalkedOnce) {
+  TempDir t;
+  mkdir((t.path + "/sub").c_str(), 0755);
+  write(t.path + "/relu.cpp", "// a kernel\n");
+  write(t.path + "/relu.json", R"({"op": "relu", "source": "relu.cpp"})");
+  write(t.path + "/sub/twin.json", R"({"op": "relu", "source": "../relu.cpp", "dtypes": ["float32"]})");
+  ASSERT_EQ(symlink("..", (t.path + "/sub/up").c_str()), 0);
+  ASSERT_EQ(symlink(t.path.c_str(), (t.path + "/sub/root").c_str()), 0);
+  ASSERT_EQ(symlink("sub", (t.path + "/again").c_str()), 0);
+  std::string error;
+  auto entries = discover_corpus(t.path, t.path + "/work", &error);
+  ASSERT_TRUE(entries) << error;
+  std::multiset<std::string> names;
+  for (const CorpusEntry& e : *entries) names.insert(e.entry);
+  EXPECT_EQ(names, (std::multiset<std::string>{"relu.json", "sub/twin.json"}));
+}
