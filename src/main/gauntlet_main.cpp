@@ -138,8 +138,8 @@ constexpr int64_t kMinMemoryLimit = int64_t(128) << 20;
 // "" when failing cases can be written under `dir` (an existing writable directory, or a path
 // whose nearest existing ancestor is one); else why not. Checked before anything runs, so that a
 // failure never goes without its replay file.
-std::string replay_dir_problem(const std::string& dir) {
-  if (dir.empty()) return "--replay-dir is empty";
+std::string replay_dir_problem(const std::string& dir, const std::string& flag = "--replay-dir") {
+  if (dir.empty()) return flag + " is empty";
   std::string p = dir;
   struct stat st {};
   while (stat(p.c_str(), &st) != 0) {
@@ -148,8 +148,8 @@ std::string replay_dir_problem(const std::string& dir) {
     p = slash == 0 ? "/" : p.substr(0, slash);
   }
   if (!S_ISDIR(st.st_mode))
-    return "--replay-dir " + dir + ": " + (p == dir ? "not a directory" : p + " is not a directory");
-  if (access(p.c_str(), W_OK | X_OK) != 0) return "--replay-dir " + dir + ": " + p + " is not writable";
+    return flag + " " + dir + ": " + (p == dir ? "not a directory" : p + " is not a directory");
+  if (access(p.c_str(), W_OK | X_OK) != 0) return flag + " " + dir + ": " + p + " is not writable";
   return "";
 }
 
@@ -235,8 +235,16 @@ int run_schemas(const std::string& action, const std::vector<std::string>& args)
     if (args.empty()) {
       schemas = load_schema_dir(default_schema_dir(), &issues);
     } else {
-      for (const std::string& p : args)
-        if (auto s = load_schema_file(p, &issues)) schemas.push_back(*s);
+      for (const std::string& p : args) {
+        // A missing file is bad input; a folder is linted as the folder of schemas it is.
+        struct stat st {};
+        if (stat(p.c_str(), &st) != 0) return fail_usage("schemas lint: cannot read " + p + ": no such file or folder");
+        if (S_ISDIR(st.st_mode)) {
+          for (OpSchema& s : load_schema_dir(p, &issues)) schemas.push_back(std::move(s));
+        } else if (auto s = load_schema_file(p, &issues)) {
+          schemas.push_back(*s);
+        }
+      }
     }
     for (const OpSchema& s : schemas)
       for (const SchemaIssue& i : lint_schema(s, oracle_ids())) issues.push_back(i);
@@ -429,6 +437,8 @@ int main(int argc, char** argv) {
       std::string error;
       SandboxOptions sopts = sandbox_from(rf, &error);
       if (!error.empty()) return fail_usage(error);
+      if (!ro.dump_dir.empty())
+        if (std::string why = replay_dir_problem(ro.dump_dir, "--dump"); !why.empty()) return fail_usage(why);
       Launcher launcher(sopts);
       return run_replay(ro, launcher, stdout);
     }

@@ -155,6 +155,8 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
       {{"verify", "--op", "relu", "--kernel", relu, "--dtypes", ""}, "--dtypes '' names no dtype"},
       {{"merge", dir + "/./a.db", "-o", dir + "/a.db"}, "is also an input"},
       {{"merge", dir + "/link.db", "-o", dir + "/a.db"}, "is also an input"},
+      {{"replay", kCorpus + "/../tests/data/no-such-replay.json", "--dump", dir + "/plain"}, "--dump " + dir + "/plain: not a directory"},
+      {{"schemas", "lint", dir + "/missing-schema.json"}, "schemas lint: cannot read " + dir + "/missing-schema.json"},
   };
   for (const auto& [args, expected] : cases) {
     auto r = run_gauntlet(args);
@@ -261,6 +263,13 @@ TEST(Cli, SchemasListShowLint) {
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.out.find(dir + "/softmax.json"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("/tolerance/float16"), std::string::npos) << bad.out;
+  // A folder is linted as a folder of schemas (it was "invalid JSON").
+  auto folder = run_gauntlet({"schemas", "lint", GAUNTLET_SOURCE_DIR "/opschemas"});
+  EXPECT_EQ(folder.exit_code, 0) << folder.out << folder.err;
+  EXPECT_NE(folder.out.find("21 schemas, 0 issues"), std::string::npos) << folder.out;
+  auto bad_folder = run_gauntlet({"schemas", "lint", dir});
+  EXPECT_EQ(bad_folder.exit_code, 1) << bad_folder.out << bad_folder.err;
+  EXPECT_NE(bad_folder.out.find("/tolerance/float16"), std::string::npos) << bad_folder.out;
   auto show = run_gauntlet({"schemas", "show", "matmul"});
   EXPECT_EQ(show.exit_code, 0);
   EXPECT_NE(show.out.find("\"oracle\""), std::string::npos);
