@@ -109,6 +109,10 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   std::optional<Overhead::Scope> setup(std::in_place, setup_time);
   auto entries = discover_corpus(o.path, o.work_dir, &error);
   if (!entries) return fail(error);
+  // Nothing to audit is the user's slip (a wrong folder, an empty JSONL), not a clean run. A shard
+  // left empty by --shard still exits 0: the whole corpus had entries.
+  if (entries->empty())
+    return fail(o.path + " holds no kernel: no manifest, KernelBench module or JSONL line to audit");
   auto db = ResultsDb::open(o.db_path, &error);
   if (!db) return fail(error);
 
