@@ -3,7 +3,9 @@
 #include "gauntlet/replay.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "build_cache.h"
@@ -54,16 +56,39 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   std::string gate_name, op, kernel_sha, schema_sha, tool;
   Case c;
   replay_sources::Resolved sources;
+  // The fields every replay needs, each named when it is missing or of the wrong kind.
+  auto text = [](const nlohmann::json& obj, const char* key, std::string* out) {
+    if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return false;
+    *out = obj[key].get<std::string>();
+    return true;
+  };
+  for (auto [key, out] : {std::pair<const char*, std::string*>{"tool_version", &tool}, {"gate", &gate_name},
+                          {"op", &op}, {"schema_sha256", &schema_sha}})
+    if (!text(j, key, out)) return bad_file(file, std::string("field '") + key + "': required string");
+  if (!text(j.contains("kernel") ? j["kernel"] : nlohmann::json(), "sha256", &kernel_sha))
+    return bad_file(file, "field 'kernel/sha256': required string");
+  if (!j.contains("case") || !j["case"].is_object()) return bad_file(file, "field 'case': required object");
   try {
-    tool = j.at("tool_version");
-    gate_name = j.at("gate");
-    op = j.at("op");
-    schema_sha = j.at("schema_sha256");
-    kernel_sha = j.at("kernel").at("sha256");
     std::string error;
-    if (!case_from_json(j.at("case"), &c, &error)) return bad_file(file, "corrupt case: " + error);
+    if (!case_from_json(j["case"], &c, &error)) return bad_file(file, "field 'case': " + error);
   } catch (const nlohmann::json::exception& e) {
-    return bad_file(file, std::string("corrupt replay file: ") + e.what());
+    const std::string what = e.what();  // "[json.exception.type_error.302] type must be ..."
+    return bad_file(file, "field 'case': " + what.substr(what.find(']') == std::string::npos ? 0 : what.find(']') + 2));
+  }
+  // Sizes before any allocation: a case larger than this machine's memory is refused, not tried.
+  {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    const double memory = pages > 0 && page > 0 ? double(pages) * double(page) : 0;
+    double total = 0;
+    for (const TensorRecipe& r : c.tensors) {
+      double n = 1;
+      for (int64_t d : r.shape) n *= double(std::max<int64_t>(d, 0));
+      total += n * double(dtype_size(r.dtype));
+    }
+    if (memory > 0 && total > memory)
+      return bad_file(file, "field 'case': its tensors need " + std::to_string(int64_t(total / double(1 << 20))) +
+                                " MiB, more than this machine's " + std::to_string(int64_t(memory / double(1 << 20))) +
+                                " MiB");
   }
   if (tool != GAUNTLET_VERSION_STRING)
     return bad_file(file, "written by gauntlet " + tool + ", this is gauntlet " + GAUNTLET_VERSION_STRING +

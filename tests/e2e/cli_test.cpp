@@ -1,5 +1,6 @@
 // End to end: the command line's contract — exit codes, JSON fields, one-line errors, limits, replays.
 #include <gtest/gtest.h>
+#include <functional>
 #include <filesystem>
 #include <sys/stat.h>
 
@@ -178,6 +179,35 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
                           "contract", "--replay-dir", dir + "/new/replays", "--quiet"});
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   EXPECT_NE(ok.out.find("seed 18446744073709551615"), std::string::npos) << ok.out;
+}
+
+// A replay file with a field of the wrong kind names the field; one whose case is larger than the
+// machine is refused before any allocation (it used to try 8 PB and print C++ frames).
+TEST(Cli, BrokenReplayFilesNameTheirFieldAndAllocateNothing) {
+  const std::string dir = temp_dir();
+  auto v = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/softmax_drop_small.json", "--gates", "accuracy",
+                         "--seed", "1", "--replay-dir", dir + "/replays", "--json", dir + "/r.json", "--quiet"});
+  ASSERT_EQ(v.exit_code, 1) << v.out << v.err;
+  const std::string replay = nlohmann::json::parse(read_file(dir + "/r.json"))["gates"][0]["replay"];
+  const nlohmann::json good = nlohmann::json::parse(read_file(replay));
+  auto broken = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    write_file(dir + "/" + name, j.dump());
+    return run_gauntlet({"replay", dir + "/" + name});
+  };
+  const std::vector<std::pair<RunResult, std::string>> cases = {
+      {broken("tool.json", [](nlohmann::json& j) { j["tool_version"] = 5; }), "field 'tool_version': required string"},
+      {broken("kernel.json", [](nlohmann::json& j) { j.erase("kernel"); }), "field 'kernel/sha256': required string"},
+      {broken("case.json", [](nlohmann::json& j) { j["case"] = "x"; }), "field 'case': required object"},
+      {broken("huge.json", [](nlohmann::json& j) { j["case"]["tensors"][0]["shape"] = {100000, 100000, 100000}; }),
+       "MiB, more than this machine's"},
+  };
+  for (const auto& [r, expected] : cases) {
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << "not one line: " << r.err;
+  }
 }
 
 TEST(Cli, ABuildErrorIsAVerdictWithTheCompilersLines) {
