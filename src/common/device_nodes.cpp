@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <vector>
 
@@ -39,6 +42,13 @@ int hide_gpu_device_nodes(const std::string& dev_dir, std::string* error) {
     }
   }
   return hidden;
+}
+
+bool cuda_device_present(std::string* why) {
+  const char* off = getenv("GAUNTLET_NO_CUDA");
+  if (off && std::string(off) == "1") return (*why = "GAUNTLET_NO_CUDA=1", false);
+  if (access("/dev/nvidiactl", F_OK) != 0) return (*why = "no CUDA device (/dev/nvidiactl absent)", false);
+  return true;
 }
 
 }  // namespace gauntlet

@@ -1,4 +1,5 @@
 // gauntlet audit: a corpus's kernels verified in parallel lanes, each gate stored as it finishes.
+#include "gauntlet/device_nodes.h"
 #include "gauntlet/audit.h"
 
 #include <fcntl.h>
@@ -34,14 +35,6 @@ namespace {
 
 using KeyTuple = std::tuple<std::string, std::string, std::string, uint64_t>;
 KeyTuple tuple_of(const KernelKey& k) { return {k.kernel_hash, k.manifest_hash, k.tool_version, k.seed}; }
-
-// The same rule as selftest's: asked without initializing CUDA (the parent never does).
-bool cuda_device_present(std::string* why) {
-  const char* off = getenv("GAUNTLET_NO_CUDA");
-  if (off && std::string(off) == "1") return (*why = "GAUNTLET_NO_CUDA=1", false);
-  if (access("/dev/nvidiactl", F_OK) != 0) return (*why = "no CUDA device (/dev/nvidiactl absent)", false);
-  return true;
-}
 
 // Time the audit spends on its own bookkeeping (discovery, database, summary), beside the gates.
 struct Overhead {

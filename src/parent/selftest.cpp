@@ -1,4 +1,5 @@
 // The self-test: each corpus kernel's verdicts against its declared expectations, as a table.
+#include "gauntlet/device_nodes.h"
 #include "gauntlet/selftest.h"
 
 #include <dirent.h>
@@ -26,15 +27,6 @@ void walk(const std::string& dir, std::vector<std::string>* out) {
     else if (name.size() > 5 && name.substr(name.size() - 5) == ".json") out->push_back(path);
   }
   closedir(d);
-}
-
-// Whether a CUDA kernel can run here, asked without initializing CUDA (the parent never does):
-// the NVIDIA driver's control node exists. GAUNTLET_NO_CUDA=1 says no regardless.
-bool cuda_device_present(std::string* why) {
-  const char* off = getenv("GAUNTLET_NO_CUDA");
-  if (off && std::string(off) == "1") return (*why = "GAUNTLET_NO_CUDA=1", false);
-  if (access("/dev/nvidiactl", F_OK) != 0) return (*why = "no CUDA device (/dev/nvidiactl absent)", false);
-  return true;
 }
 
 std::string gate_letter(const GateVerdict& v) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.h"
+#include "gauntlet/device_nodes.h"
 
 using namespace gauntlet::e2e;
 
@@ -208,6 +209,21 @@ TEST(Cli, BrokenReplayFilesNameTheirFieldAndAllocateNothing) {
     EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
     EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << "not one line: " << r.err;
   }
+}
+
+// A CUDA kernel where no CUDA device is: one line saying so, exit 2 (nothing verified), never a
+// build error charged to the kernel. On a GPU host the same rule is forced by GAUNTLET_NO_CUDA=1.
+TEST(Cli, ACudaKernelWithoutADeviceIsSaidSoAndNotBlamed) {
+  std::string why;
+  const bool has_gpu = gauntlet::cuda_device_present(&why);
+  if (has_gpu) setenv("GAUNTLET_NO_CUDA", "1", 1);
+  auto r = run_gauntlet({"verify", kCorpus + "/controls_cuda/relu.json", "--quiet"});
+  if (has_gpu) unsetenv("GAUNTLET_NO_CUDA");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("controls_cuda/relu.json: a CUDA kernel, and this machine cannot run it"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was verified"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("build-error"), std::string::npos) << r.out;
+  EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << "not one line: " << r.err;
 }
 
 TEST(Cli, ABuildErrorIsAVerdictWithTheCompilersLines) {
