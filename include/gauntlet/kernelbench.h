@@ -89,6 +89,9 @@ std::vector<ModuleEntry> discover(const std::string& path, const ProblemMap& map
 
 // True when the text defines `class ModelNew` at the start of a line.
 bool defines_model_new(const std::string& source_text);
+// Whether a module's bytes are text Python can read: UTF-8, no NUL. A binary file given as a
+// module is bad input, named as such, not a Python traceback fragment.
+bool is_python_text(const std::string& bytes);
 // "cuda" when the text uses CUDA (a word starting with "cuda": cuda_sources, torch.cuda, .cuda(),
 // device="cuda") or Triton; "cpu" otherwise.
 std::string module_device(const std::string& source_text);

@@ -97,7 +97,8 @@ void classify(ModuleEntry* e, const std::string& text, const std::string& name, 
   e->problem = parse_problem_name(name);
   if (const ProblemMapping* m = map.lookup(name)) e->mapping = *m;
   e->device = module_device(text);
-  if (!defines_model_new(text)) e->error = "not a KernelBench module: no class ModelNew in " + e->source;
+  if (!is_python_text(text)) e->error = e->source + ": not a Python module: not UTF-8 text (a binary file?)";
+  else if (!defines_model_new(text)) e->error = "not a KernelBench module: no class ModelNew in " + e->source;
 }
 
 std::string find_reference(const std::string& root, int level, int id) {
@@ -206,7 +207,8 @@ std::vector<ModuleEntry> jsonl_entries(const std::string& path, const ProblemMap
       if (const ProblemMapping* m = map.lookup(name)) e.mapping = *m;
     }
     e.device = module_device(cand_text);
-    if (!defines_model_new(cand_text)) e.error = where + ": not a KernelBench module: no class ModelNew in 'candidate'";
+    if (!is_python_text(cand_text)) e.error = where + ": field 'candidate': not UTF-8 text without NUL bytes";
+    else if (!defines_model_new(cand_text)) e.error = where + ": not a KernelBench module: no class ModelNew in 'candidate'";
     out.push_back(e);
   }
   return out;
@@ -400,6 +402,19 @@ std::optional<ProblemMap> load_problem_map(const std::string& path, std::string*
 std::string default_problem_map_path() {
   if (const char* env = std::getenv("GAUNTLET_KERNELBENCH_MAP"); env && *env) return env;
   return std::string(GAUNTLET_SOURCE_DIR) + "/kernelbench/level1.json";
+}
+
+bool is_python_text(const std::string& bytes) {
+  for (size_t i = 0; i < bytes.size();) {
+    const unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c == 0) return false;
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > bytes.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(bytes[i + k]) >> 6) != 0x2) return false;
+    i += n;
+  }
+  return true;
 }
 
 bool defines_model_new(const std::string& text) {

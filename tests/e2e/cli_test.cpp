@@ -136,6 +136,7 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
   write_file(dir + "/nul.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\\u0000.bak\"}");
   write_file(dir + "/relu.json", "{\"op\": \"relu\", \"source\": \"" + relu + "\"}");
   write_file(dir + "/a.db", "");
+  write_file(dir + "/binary.py", std::string("\x7f" "ELF\x02\x01\x01\x00\xff\xfe class ModelNew", 22));
   mkdir((dir + "/empty").c_str(), 0755);
   write_file(dir + "/empty.jsonl", "\n  \n");
   symlink((dir + "/a.db").c_str(), (dir + "/link.db").c_str());
@@ -159,6 +160,7 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
       {{"verify", "--op", "relu", "--kernel", relu, "--dtypes", ""}, "--dtypes '' names no dtype"},
       {{"merge", dir + "/./a.db", "-o", dir + "/a.db"}, "is also an input"},
       {{"merge", dir + "/link.db", "-o", dir + "/a.db"}, "is also an input"},
+      {{"verify", dir + "/binary.py"}, dir + "/binary.py: not a Python module: not UTF-8 text"},
       {{"audit", dir + "/empty", "--db", dir + "/e1.db"}, dir + "/empty holds no kernel"},
       {{"audit", dir + "/empty.jsonl", "--db", dir + "/e2.db", "--work-dir", dir + "/w"}, dir + "/empty.jsonl holds no kernel"},
       {{"replay", kCorpus + "/../tests/data/no-such-replay.json", "--dump", dir + "/plain"}, "--dump " + dir + "/plain: not a directory"},
