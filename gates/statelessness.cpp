@@ -55,14 +55,6 @@ std::vector<int64_t> small_sizes(const CaseSpace& space, const std::string& dim)
   return out;
 }
 
-std::map<std::string, int64_t> int_vars(const Case& c) {
-  std::map<std::string, int64_t> vars = c.dims;
-  for (const auto& [k, v] : c.attrs)
-    if (!std::holds_alternative<double>(v)) vars[k] = std::holds_alternative<bool>(v) ? std::get<bool>(v) : std::get<int64_t>(v);
-  vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
-  return vars;
-}
-
 // Draws dims (uniformly over the candidates), shape alternative, dtype, attributes and seed; false
 // when the schema's constraints or the cost cap reject the combination (the caller discards it).
 bool draw_case(const CaseSpace& space, int64_t cost_cap, Case* out) {
@@ -274,7 +266,7 @@ std::vector<Step> plan_sequence(const CaseSpace& space, const Case& a) {
 
 std::vector<std::vector<std::string>> chosen_patterns(const OpSchema& schema, const Case& c, size_t alt) {
   std::vector<std::vector<std::string>> out(schema.inputs.size());
-  const auto vars = int_vars(c);
+  const auto vars = case_int_vars(c);
   for (size_t k = 0; k < schema.inputs.size() && k < c.tensors.size(); ++k) {
     const auto& alts = schema.inputs[k].shapes;
     for (size_t j = 0; j < alts.size(); ++j) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "gauntlet/case.h"
@@ -14,6 +15,10 @@ namespace gauntlet {
 // Elements of every input and explicitly shaped output plus the schema's flop count: what one
 // kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
 int64_t case_cost(const OpSchema& schema, const Case& c);
+
+// A case's integer variables for the schema's expressions: its dims, its int and bool attributes,
+// and elem_size (the first tensor's element size).
+std::map<std::string, int64_t> case_int_vars(const Case& c);
 
 // The cost of the cheapest case the contract allows (every dim at its lower limit, the cheapest
 // shape alternative and dtype); -1 when no such case can be built.

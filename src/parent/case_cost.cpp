@@ -7,17 +7,13 @@
 
 namespace gauntlet {
 
-namespace {
-
-std::map<std::string, int64_t> int_vars(const Case& c) {
+std::map<std::string, int64_t> case_int_vars(const Case& c) {
   std::map<std::string, int64_t> vars = c.dims;
   for (const auto& [k, v] : c.attrs)
     if (!std::holds_alternative<double>(v)) vars[k] = std::holds_alternative<bool>(v) ? std::get<bool>(v) : std::get<int64_t>(v);
   vars["elem_size"] = c.tensors.empty() ? 4 : dtype_size(c.tensors[0].dtype);
   return vars;
 }
-
-}  // namespace
 
 int64_t case_cost(const OpSchema& schema, const Case& c) {
   int64_t cost = 0;
@@ -29,7 +25,7 @@ int64_t case_cost(const OpSchema& schema, const Case& c) {
     shapes[r.name] = r.shape;
   }
   std::string error;
-  const auto vars = int_vars(c);
+  const auto vars = case_int_vars(c);
   for (const OutputSpec& o : schema.outputs) {
     int64_t n = o.dims.empty() ? 0 : 1;
     for (const std::string& e : o.dims) {
