@@ -49,7 +49,18 @@ struct SandboxOptions {
   // it waits for a reply and kills the group past memory_limit_bytes (out-of-memory). >0 also
   // watches CPU children, at this bound (tests; their RLIMIT_DATA stays memory_limit_bytes).
   int64_t resident_limit_bytes = 0;
+  // Intra-op threads of the module oracle's reference child (op "module": the problem's own Model
+  // in float64 on the CPU, docs/modules.md). Every gate of a kernel waits on that one child, and at
+  // KernelBench's sizes a single thread made it the audit's bottleneck (a 4096^3 matmul in float64
+  // is minutes on one core). 0: the online CPUs, shared out among the kernels in flight
+  // (reference_threads_for). The float64 answer differs between thread counts in its last bits at
+  // most (reduction order), which no float32/float16 verdict can see.
+  int reference_threads = 0;
 };
+
+// The reference child's threads under `options`: reference_threads when set, else the online CPUs
+// divided among `kernels_in_flight` (at least one each).
+int reference_threads_for(const SandboxOptions& options, int kernels_in_flight = 1);
 
 // What happened to one request sent to a worker child.
 struct Outcome {

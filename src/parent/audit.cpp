@@ -235,6 +235,9 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     c.host_lock = false;
     lanes.push_back(c);
   }
+  // The module oracle's reference children (one per kernel in flight) share the CPUs out.
+  const int reference_threads = reference_threads_for(o.sandbox, int(std::max<size_t>(1, lanes.size())));
+  for (LaneConfig& c : lanes) c.sandbox.reference_threads = reference_threads;
   // The build-ahead lane kills its build children (and their compilers) on SIGTERM, as lanes do.
   auto stop_builder = [&] {
     if (builder > 0) kill(builder, SIGTERM);

@@ -256,6 +256,7 @@ bool ModuleReference::open(std::string* error) {
   const std::string cand = manifest_.entry.empty() || manifest_.entry == "forward" ? "ModelNew" : manifest_.entry;
   req.entry = python_load_entry(manifest_, "reference:Model:" + cand);
   req.build_dir = manifest_.module_build_dir;  // the candidate's extensions (its weights are copied)
+  req.intra_op_threads = reference_threads_for(launcher_->options());
   Outcome o = session_->load(req);
   if (o.kind != Outcome::Kind::Ok) {
     *error = manifest_.source + ": the reference Model cannot serve as the oracle: " + o.message;

@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -641,6 +643,12 @@ Outcome WorkerSession::fail_from_child(wire::ReadStatus rs, const std::string& w
   std::string tail = read_capture_tail(capture_fd_, 300);
   o.message = how + (tail.empty() ? "" : "; output: " + tail);
   return o;
+}
+
+int reference_threads_for(const SandboxOptions& options, int kernels_in_flight) {
+  if (options.reference_threads > 0) return options.reference_threads;
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  return int(std::max(1L, cpus / std::max(1, kernels_in_flight)));
 }
 
 Outcome WorkerSession::load(const std::string& so_path, const std::string& entry, uint8_t poison,

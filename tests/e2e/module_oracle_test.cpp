@@ -128,6 +128,35 @@ TEST(ModuleOracle, AuditOfAnUnmappedJsonlPairUsesItsReference) {
   EXPECT_EQ(j[0]["verdict"], "pass") << j.dump(1);
 }
 
+// The reference child runs with --oracle-threads intra-op threads (at KernelBench's sizes one
+// thread made it every gate's bottleneck). This Model answers with its own thread count, so the
+// candidate's x + 3 is right exactly when the reference ran with 3 threads; verify and audit
+// both pass the flag on.
+constexpr const char* kThreadsModule =
+    "import torch\nimport torch.nn as nn\n"
+    "class Model(nn.Module):\n    def forward(self, x):\n        return x + torch.get_num_threads()\n"
+    "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x + 3\n"
+    "def get_inputs():\n    return [torch.randn(8, 8)]\n"
+    "def get_init_inputs():\n    return []\n";
+
+TEST(ModuleOracle, ReferenceChildRunsWithTheOracleThreads) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  write_file(dir + "/threads.py", kThreadsModule);
+  const Verified three = verify_report({dir + "/threads.py", "--gates", "accuracy", "--oracle-threads", "3"});
+  ASSERT_TRUE(three.report.is_object()) << three.log;
+  EXPECT_EQ(report_gate(three.report, "accuracy")["status"], "pass") << three.report.dump(1);
+  const Verified two = verify_report({dir + "/threads.py", "--gates", "accuracy", "--oracle-threads", "2"});
+  ASSERT_TRUE(two.report.is_object()) << two.log;
+  EXPECT_EQ(report_gate(two.report, "accuracy")["status"], "fail") << two.report.dump(1);
+  EXPECT_EQ(report_gate(two.report, "accuracy")["category"], "wrong-result") << two.report.dump(1);
+  auto audit = run_gauntlet({"audit", dir + "/threads.py", "--db", dir + "/a.db", "--json", dir + "/a.json",
+                             "--gates", "accuracy", "--oracle-threads", "3", "--jobs", "2"});
+  EXPECT_EQ(audit.exit_code, 0) << audit.out << audit.err;
+  auto bad = run_gauntlet({"verify", dir + "/threads.py", "--oracle-threads", "0", "--quiet"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+}
+
 struct Bug {
   const char* manifest;
   std::vector<const char*> failing_gates;
