@@ -29,12 +29,14 @@ import os
 import sys
 
 from . import state, wire, messages, mounts, sandbox, building, loading, poisons, cases  # noqa: F401
-from . import reference, baselines, timing, serve, zygote  # noqa: F401
+from . import reference, baselines, timing, serve, zygote, pch  # noqa: F401
 from .sandbox import decode_policy
 from .wire import STATUS_FD
 
 
 def main(argv):
+    if len(argv) >= 2 and argv[1] == "--pch":
+        return pch.main(argv[1:])  # run by the parent, outside any sandbox: no kernel code
     if len(argv) >= 2 and argv[1] == "--zygote":
         return zygote.zygote_main()
     if len(argv) >= 4 and argv[1] == "--serve" and argv[2] == "--policy":

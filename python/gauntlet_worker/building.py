@@ -10,10 +10,13 @@ import exactly those products and never compile, so no kernel can load another k
 no gate child runs a compiler.
 """
 import importlib.util
+import inspect
 import json
 import os
 import shutil
 import sys
+
+from .pch import safe_variant_flags, variant_key
 
 RECORD = "gauntlet-build.json"  # written by the parent, from the build child's reply
 
@@ -42,11 +45,22 @@ def error_lines(text, limit=12):
     return "\n".join((picked or lines)[:limit])
 
 
-class Recorder:
-    """Build role: each load_inline/load call builds into <build>/ext/<index>-<name>."""
+def _pch_rejected(error):
+    # -Werror=invalid-pch: g++'s diagnostic (bracketed, unlike the flag on the command line that
+    # every failed build's message repeats) says it could not take the .gch: the module's own flags
+    # differ from the header's. Any other failure is the module's, and is not compiled twice.
+    text = str(error)
+    return "[-Werror=invalid-pch]" in text or "PCH files were found, but they were invalid" in text
 
-    def __init__(self, build_dir):
+
+class Recorder:
+    """Build role: each load_inline/load call builds into <build>/ext/<index>-<name>. A load_inline
+    call's C++ unit is offered the precompiled torch/extension.h (pch.py) when the parent built one."""
+
+    def __init__(self, build_dir, pch_headers=None):
         self.build_dir = build_dir
+        self.pch_headers = pch_headers or {}
+        self.pch_wanted = set()  # variants (the module's own C++ flags) no header was built for yet
         self.built = []
         self.failed = None  # the message of a build call that raised
         self.failed_kind = ""
@@ -60,14 +74,57 @@ class Recorder:
             if original is not None:
                 setattr(cpp, fn_name, self._wrap(fn_name, original))
 
+    def _with_pch(self, original, name, args, kwargs):
+        """(args, kwargs) of a load_inline call with `-include` of the precompiled header added to
+        its C++ flags, or None where it does not apply: no header, a call torch would refuse anyway
+        (left for torch to say why), or no_implicit_headers (torch/extension.h is then not main.cpp's
+        first line, and including it first could change what the module's code means)."""
+        if not self.pch_headers:
+            return None
+        try:
+            sig = inspect.signature(original)
+            if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+                return None
+            call = dict(sig.bind(name, *args, **kwargs).arguments)
+        except (TypeError, ValueError):
+            return None
+        if call.get("no_implicit_headers"):
+            return None
+        call.pop("name", None)
+        own = list(call.get("extra_cflags") or [])
+        header = self.pch_headers.get(variant_key(own)) if all(isinstance(f, str) for f in own) else None
+        if header is None:
+            if safe_variant_flags(own) is not None:
+                self.pch_wanted.add(variant_key(own))
+            return None
+        call["extra_cflags"] = ["-include", header, "-Werror=invalid-pch"] + own
+        if call.get("use_pch"):
+            call["use_pch"] = False  # torch's own .gch goes into torch's install, which is read-only here
+        return (), call
+
     def _wrap(self, fn_name, original):
         def build(name, *args, **kwargs):
             index = len(self.built)
             where = os.path.join(self.build_dir, "ext", "%d-%s" % (index, name))
             os.makedirs(where, exist_ok=True)
             kwargs["build_directory"] = where  # never the kernel's own choice, never a shared one
+            pch = "not offered"
             try:
-                result = original(name, *args, **kwargs)
+                wanted = len(self.pch_wanted)
+                with_pch = self._with_pch(original, name, args, kwargs) if fn_name == "load_inline" else None
+                if len(self.pch_wanted) > wanted:
+                    pch = "no header for its own flags yet (one is built for the modules after it)"
+                result = None
+                if with_pch is not None:
+                    try:
+                        result = original(name, *with_pch[0], **with_pch[1])
+                        pch = "used"
+                    except Exception as e:  # noqa: BLE001
+                        if not _pch_rejected(e):
+                            raise
+                        pch = "rejected by g++ (the module's own flags): built without it"
+                if pch != "used":
+                    result = original(name, *args, **kwargs)
             except BaseException as e:  # noqa: B902
                 self.failed = "%s('%s'): %s" % (fn_name, name, e)
                 # Whose fault: the compiler's errors, or the call's own arguments, are the module's;
@@ -77,13 +134,15 @@ class Recorder:
                 raise
             python_module = kwargs.get("is_python_module", True)
             self.built.append({"call": fn_name, "name": name, "dir": where, "python_module": bool(python_module),
-                               "file": getattr(result, "__file__", None) if python_module else result})
+                               "file": getattr(result, "__file__", None) if python_module else result,
+                               "pch": pch})
             return result
         return build
 
     def reply(self):
         torch = sys.modules.get("torch")
-        return json.dumps({"extensions": self.built, "torch": getattr(torch, "__version__", "")})
+        return json.dumps({"extensions": self.built, "torch": getattr(torch, "__version__", ""),
+                           "pch_wanted": sorted(self.pch_wanted)})
 
 
 class Prebuilt:
@@ -127,12 +186,14 @@ class Prebuilt:
 
 
 def _import_built(entry):
-    path = os.path.join(entry["dir"], entry["name"] + _lib_ext())
+    # The file the build made: torch names a rebuild in the same process <name>_v1 (a build retried
+    # without the precompiled header), and the module's init symbol follows the file's name.
+    path = entry.get("file") if isinstance(entry.get("file"), str) else os.path.join(entry["dir"], entry["name"] + _lib_ext())
     if not entry.get("python_module", True):
         import torch
         torch.ops.load_library(path)
         return path
-    spec = importlib.util.spec_from_file_location(entry["name"], path)
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
     if spec is None or spec.loader is None:
         raise ExtensionsNotBuilt("the build of '%s' is missing (%s)" % (entry["name"], path))
     module = importlib.util.module_from_spec(spec)

@@ -89,13 +89,14 @@ def install_seccomp(seccomp, toolchain=False):
     f.load()
 
 
-def enter_sandbox(policy, device="cpu", toolchain=None, build_dirs=None, build_writable=False):
+def enter_sandbox(policy, device="cpu", toolchain=None, build_dirs=None, build_writable=False, readonly_dirs=()):
     """Returns (notes, error). Mirrors src/worker/sandbox_child.cpp enter_sandbox for a CPU child;
     a CUDA child has no RLIMIT_DATA (the driver reserves tens of GiB of address space: the parent
     watches resident memory instead) and the toolchain variant of the filter. The filesystem is
     read-only but for the private /tmp and fresh tmpfs over the other world-writable places; the
     module build caches (`build_dirs`, default: the directories BUILD_DIR_VARS name) stay visible
-    at their paths, read-only unless `build_writable` (a build child)."""
+    at their paths, read-only unless `build_writable` (a build child); `readonly_dirs` (the shared
+    precompiled header a build child reads) stay visible read-only whatever the child."""
     layers = ["isolation:"]
     if build_dirs is None:
         build_dirs = [os.environ[v] for v in BUILD_DIR_VARS if os.environ.get(v)]
@@ -120,11 +121,17 @@ def enter_sandbox(policy, device="cpu", toolchain=None, build_dirs=None, build_w
     # back (read-only for a gate child). After the /proc mount, which the read-only pass keeps.
     if private_tmp:
         fds = open_build_dirs(build_dirs)
+        ro_fds = open_build_dirs(readonly_dirs)
         layers.append(lock_down_filesystem([d for d in WORLD_WRITABLE if d != "/tmp"], ["/tmp"]))
         note, error = mount_build_dirs(fds, build_writable)
         if error:
             return None, error
         layers[-1] += note
+        if ro_fds:
+            note, error = mount_build_dirs(ro_fds, False)
+            if error:
+                return None, error
+            layers[-1] += note
     else:
         layers.append("fs-writable(%s)" % ("no private /tmp" if policy.namespaces & NS_MOUNT else "no mount namespace"))
     if policy.drop_privileges and os.geteuid() == 0 and not (policy.namespaces & NS_USER):

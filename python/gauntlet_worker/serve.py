@@ -6,6 +6,7 @@ import traceback
 from . import state
 from .baselines import Baselines, compiled_baseline_unavailable
 from .building import Prebuilt, Recorder, cache_env, error_lines, seed_private_caches
+from .pch import offered_headers
 from .cases import first_line, run_case
 from .loading import BUILD_PREFIX, REFERENCE_PREFIX, load_module, load_source, split_entry, use_flock_baton
 from .messages import (decode_case, decode_load, decode_time, encode_case_reply, encode_load_reply, encode_peaks,
@@ -111,7 +112,8 @@ def serve(policy):
             write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
                 False, "harness: the module's build record is unreadable (%s)" % e, "", ""))
             return 3
-    recorder = Recorder(build_dir) if building else None
+    pch_headers = offered_headers(build_dir) if building and build_dir else {}
+    recorder = Recorder(build_dir, pch_headers) if building else None
     # Importing torch.utils.cpp_extension (which the hooks do) runs `which` for its CUDA and ROCm
     # homes: an exec a CPU child's filter kills, so a CPU child imports it before its sandbox. A
     # toolchain child (CUDA, or building) imports it after: on torch 2.11 the import asks CUDA for
@@ -127,7 +129,8 @@ def serve(policy):
     # The filesystem read-only but the private /tmp, the module's build directory bound back:
     # writable for its build child only.
     notes, error = enter_sandbox(policy, load["device"] if building else state.DEVICE, toolchain=toolchain,
-                                 build_dirs=[build_dir] if build_dir else [], build_writable=building)
+                                 build_dirs=[build_dir] if build_dir else [], build_writable=building,
+                                 readonly_dirs=sorted({os.path.dirname(h) for h in pch_headers.values()}))
     if error:
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(False, "harness: sandbox setup failed: " + error, "", ""))
         return 3

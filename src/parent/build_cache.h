@@ -63,5 +63,19 @@ struct CacheRecord {
 bool read_cache_record(const std::string& json_path, CacheRecord* record);
 bool write_cache_record(const std::string& json_path, const CacheRecord& record);
 
+// A child process's end (run_process).
+struct ProcResult {
+  bool spawned = false;
+  int spawn_errno = 0;
+  bool timed_out = false;
+  int exit_code = -1;   // when it exited
+  int term_signal = 0;  // when a signal ended it
+  std::string output;   // stdout and stderr together
+  double seconds = 0.0;
+};
+// Runs argv (argv[0] an absolute path) in its own process group, output to log_path; the group is
+// killed with SIGKILL when it runs past timeout_s.
+ProcResult run_process(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s);
+
 }  // namespace build_internal
 }  // namespace gauntlet

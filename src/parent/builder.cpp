@@ -262,19 +262,10 @@ std::string cuda_gencode() {
 
 // ---- running the compiler ----------------------------------------------------------------------
 
-struct ProcResult {
-  bool spawned = false;
-  int spawn_errno = 0;
-  bool timed_out = false;
-  int exit_code = -1;   // when it exited
-  int term_signal = 0;  // when a signal ended it
-  std::string output;   // stdout and stderr together
-  double seconds = 0.0;
-};
 
-// Runs argv (argv[0] an absolute path) in its own process group, output to log_path; the group is
-// killed with SIGKILL when it runs past timeout_s.
-ProcResult run_process(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s) {
+}  // namespace
+
+ProcResult build_internal::run_process(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s) {
   ProcResult r;
   double t0 = now_s();
   std::vector<char*> cargv;
@@ -346,6 +337,8 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::string& 
   r.seconds = now_s() - t0;
   return r;
 }
+
+namespace {
 
 bool proc_ok(const ProcResult& r) { return r.spawned && !r.timed_out && r.exit_code == 0; }
 

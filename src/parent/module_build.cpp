@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "build_cache.h"
@@ -105,7 +107,103 @@ BuildResult from_record(BuildResult b, const std::string& dir, const nlohmann::j
   return b;
 }
 
+// The precompiled torch/extension.h headers offered to a module's load_inline builds
+// (python/gauntlet_worker/pch.py): built once per toolchain and variant (extra g++ flags a module
+// passes, "" for none), by the Python worker run outside any sandbox (it runs no kernel code, and
+// pch.py takes only flags that touch code generation), under the module build root. A failure is
+// remembered beside it, so that it is tried once, not once per module; builds then go without
+// (slower, same result).
+constexpr size_t kMaxPchVariants = 4;  // each .gch is 0.6-0.7 GB
+
+// Where the headers live: $GAUNTLET_PCH_ROOT, else beside the module builds (the tests give each
+// test its own module builds but share one header, which takes half a minute to build).
+std::string pch_root() { return getenv_or("GAUNTLET_PCH_ROOT", module_builds_root()); }
+
+std::string pch_prefix(bool cuda) {
+  std::string id = toolchain_identity(cuda);
+  // Not the worker's other code: an edit elsewhere in python/ must not rebuild a 35 s header.
+  const size_t code = id.find("\nbuild-code=");
+  if (code != std::string::npos) id.erase(code, id.find('\n', code + 1) - code);
+  std::vector<std::string> argv;
+  std::string error;
+  if (python_worker_command("", &argv, &error))
+    id += "\npch-code=" + sha256_file_hex(argv[1].substr(0, argv[1].rfind('/') + 1) + "gauntlet_worker/pch.py");
+  return pch_root() + "/torch-pch-" + sha256_hex("gauntlet-torch-pch-v1\n" + id + (cuda ? "\ncuda" : "\ncpu")).substr(0, 16);
+}
+
+std::string pch_header_of(const std::string& dir) { return dir + "/gauntlet_torch_extension.h"; }
+
+// Builds the variant's header when it is missing (under a lock across processes); its directory.
+std::string build_pch_variant(bool cuda, const std::string& variant, std::string* note) {
+  const std::string dir = pch_prefix(cuda) + "-" + sha256_hex(variant).substr(0, 12);
+  const std::string header = pch_header_of(dir);
+  auto built = [&] { return access((header + ".gch").c_str(), R_OK) == 0; };
+  std::string failed, error;
+  if (built()) return dir;
+  if (build_internal::read_file(dir + ".failed", &failed, &error)) return (*note = failed, "");
+  FileLock lock(dir + ".lock", FileLock::Mode::Exclusive);
+  if (built()) return dir;
+  std::vector<std::string> argv;
+  if (!python_worker_command("", &argv, &error)) return (*note = error, "");
+  if (argv[0].find('/') == std::string::npos) argv[0] = build_internal::resolve_executable(argv[0]);
+  argv.insert(argv.end(), {"--pch", dir, cuda ? "cuda" : "cpu"});
+  for (size_t at = 0, end; at < variant.size(); at = end + 1) {  // the flags, space-separated
+    end = variant.find(' ', at);
+    if (end == std::string::npos) end = variant.size();
+    if (end > at) argv.push_back(variant.substr(at, end - at));
+  }
+  const build_internal::ProcResult r = build_internal::run_process(argv, dir + ".log", 900);
+  if (r.spawned && !r.timed_out && r.exit_code == 0 && built()) return dir;
+  std::string tail = r.output.size() > 400 ? r.output.substr(r.output.size() - 400) : r.output;
+  for (char& c : tail) if (c == '\n') c = ' ';
+  *note = "no precompiled torch/extension.h for flags '" + variant + "' (" + (r.timed_out ? "timed out" : "failed") + "): " + tail;
+  // Remembered only when g++ or torch said no; a build killed from outside (an interrupted audit)
+  // is tried again next time.
+  if (r.spawned && !r.timed_out && r.term_signal == 0) build_internal::write_file_atomic(dir + ".failed", *note);
+  return "";
+}
+
+// {variant: header} of every header built for this toolchain, the base one built first if missing.
+nlohmann::json offered_pch_headers(bool cuda, std::string* note) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> guard(mu);
+  nlohmann::json headers = nlohmann::json::object();
+  char real[PATH_MAX];
+  std::string error;
+  if (!build_internal::make_dirs(pch_root(), &error)) return (*note = "no precompiled header: " + error, headers);
+  if (realpath(pch_root().c_str(), real) && (std::string(real) + "/").rfind("/tmp/", 0) == 0)
+    return (*note = "no precompiled header: GAUNTLET_PCH_ROOT is under /tmp, which no build child sees", headers);
+  chmod(pch_root().c_str(), 0755);
+  build_pch_variant(cuda, "", note);
+  const std::string prefix = pch_prefix(cuda) + "-";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(pch_root(), ec)) {
+    const std::string p = e.path().string();
+    nlohmann::json rec;
+    if (p.rfind(prefix, 0) == 0 && e.is_directory(ec) && read_json(p + "/flags.json", &rec) &&
+        access((pch_header_of(p) + ".gch").c_str(), R_OK) == 0)
+      headers[rec.value("variant", std::string())] = pch_header_of(p);
+  }
+  return headers;
+}
+
+std::atomic<bool> g_pch_variants_on_demand{false};
+
+// After a build: the variants its load_inline calls wanted and found no header for, built now for
+// the modules after it (at most kMaxPchVariants in all).
+void build_wanted_pch_variants(bool cuda, const nlohmann::json& wanted) {
+  if (!wanted.is_array() || !g_pch_variants_on_demand.load()) return;
+  std::string note;
+  for (const auto& w : wanted) {
+    if (!w.is_string() || w.get<std::string>().size() > 600) continue;
+    if (offered_pch_headers(cuda, &note).size() >= kMaxPchVariants) return;
+    build_pch_variant(cuda, w.get<std::string>(), &note);
+  }
+}
+
 }  // namespace
+
+void build_pch_variants_on_demand(bool on) { g_pch_variants_on_demand = on; }
 
 std::string module_builds_root() { return getenv_or("GAUNTLET_MODULE_BUILDS", "/var/tmp/gauntlet-module-builds"); }
 
@@ -164,6 +262,16 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
   // The build child may be nobody (root dropped) or the parent's uid (a user namespace maps its
   // root there): either must write here, until seal() gives the directory back, read-only.
   chmod(dir.c_str(), 0777);
+  // A module that calls load_inline is offered the precompiled torch/extension.h (its C++ unit
+  // then compiles in about 40% of the time). The child reads this record before its sandbox.
+  std::string module_text, pch_note;
+  const bool cuda = manifest.device == "cuda";
+  const bool inline_builds = build_internal::read_file(resolved, &module_text, &error) &&
+                             module_text.find("load_inline") != std::string::npos;
+  if (inline_builds) {
+    const nlohmann::json headers = offered_pch_headers(cuda, &pch_note);
+    if (!headers.empty()) build_internal::write_file_atomic(dir + "/gauntlet-pch.json", nlohmann::json{{"headers", headers}}.dump());
+  }
 
   // Python mode through the load too: a Python load has the builder's limit, not the gate's.
   struct PythonMode {
@@ -196,10 +304,12 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
         return harness("the build child reported " + e["file"].get<std::string>() + ", which is not there");
     out["extensions"] = built["extensions"];
     out["torch"] = built.value("torch", "");
+    if (!pch_note.empty()) out["pch_note"] = pch_note;
     if (!build_internal::write_file_atomic(dir + "/" + kRecord, out.dump(1)))
       return harness("cannot write " + dir + "/" + kRecord);
     seal(dir);
     b.module_dir = dir;
+    if (inline_builds) build_wanted_pch_variants(cuda, built.value("pch_wanted", nlohmann::json::array()));
     return b;
   }
   if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build call failed", 0) == 0) {
