@@ -27,12 +27,14 @@ std::string module_build_key(const KernelManifest& manifest, std::string* error)
 // The result's module_dir is what gate children load from. ok false with harness_fault false is
 // the module's compile error (one build-error: error and the compiler's first lines in log_head);
 // harness_fault true is gauntlet's own failure (no child, no sandbox, an unwritable root).
-// A load_inline C++ unit is offered a precompiled torch/extension.h (docs/modules.md, "Builds"),
-// built once per toolchain under module_builds_root(). One whose own extra_cflags (-O3) have no
-// header yet builds without; with this on (an audit's build-ahead lane, where modules follow),
-// its build step then makes a header with those flags for the modules after it. Off by default:
-// a lone verify would wait for a header nothing else uses.
+// A load_inline C++ unit is offered the precompiled torch/extension.h headers already built for
+// this toolchain (docs/modules.md, "Builds"; under $GAUNTLET_PCH_ROOT, default module_builds_root();
+// GAUNTLET_PCH=0: none). With build_pch_headers_on_demand(true) (an audit, where modules follow)
+// a build makes the plain header when it is missing, and one whose own extra_cflags (-O3) found no
+// header makes one with those flags for the modules after it, each once per toolchain. Off (a lone
+// verify): the build only takes what is there, since it would wait half a minute for a header
+// that saves it a few seconds.
 BuildResult build_python_module(const KernelManifest& manifest, Launcher& launcher);
-void build_pch_variants_on_demand(bool on);
+void build_pch_headers_on_demand(bool on);
 
 }  // namespace gauntlet

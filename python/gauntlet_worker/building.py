@@ -80,7 +80,7 @@ class Recorder:
         (left for torch to say why), or no_implicit_headers (torch/extension.h is then not main.cpp's
         first line, and including it first could change what the module's code means)."""
         if not self.pch_headers:
-            return None
+            return None  # none built, or GAUNTLET_PCH=0: nothing offered, nothing asked for
         try:
             sig = inspect.signature(original)
             if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
@@ -92,10 +92,13 @@ class Recorder:
             return None
         call.pop("name", None)
         own = list(call.get("extra_cflags") or [])
-        header = self.pch_headers.get(variant_key(own)) if all(isinstance(f, str) for f in own) else None
+        if not all(isinstance(f, str) for f in own):
+            return None
+        meant = [f for f in own if f.strip()]  # KernelBench's template passes [""]: no flag at all
+        header = self.pch_headers.get(variant_key(meant))
         if header is None:
-            if safe_variant_flags(own) is not None:
-                self.pch_wanted.add(variant_key(own))
+            if safe_variant_flags(meant) is not None:
+                self.pch_wanted.add(variant_key(meant))
             return None
         call["extra_cflags"] = ["-include", header, "-Werror=invalid-pch"] + own
         if call.get("use_pch"):
@@ -113,7 +116,7 @@ class Recorder:
                 wanted = len(self.pch_wanted)
                 with_pch = self._with_pch(original, name, args, kwargs) if fn_name == "load_inline" else None
                 if len(self.pch_wanted) > wanted:
-                    pch = "no header for its own flags yet (one is built for the modules after it)"
+                    pch = "no header for its flags yet (an audit builds one for the modules after it)"
                 result = None
                 if with_pch is not None:
                     try:

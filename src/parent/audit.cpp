@@ -168,10 +168,11 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     for (const AuditWork& w : *list)
       if (is_python_module(*w.entry.manifest) && w.known.size() < names.size()) to_build.push_back(*w.entry.manifest);
   const int build_jobs = o.build_jobs > 0 ? o.build_jobs : std::max(1, int(std::thread::hardware_concurrency()));
-  // A module whose own C++ flags (-O3) have no precompiled header gets one built for the modules
-  // after it, by whoever builds it, under its build lock: a lane verifying it waits, so nothing
-  // is cut short when the lanes finish (module_build.h).
-  build_pch_variants_on_demand(true);
+  // The precompiled torch/extension.h headers are made when missing: the plain one by the first
+  // build that needs it, one with a module's own C++ flags (-O3) after that module's build, for the
+  // modules after it; by whoever builds it, under its build lock, so a lane verifying it waits
+  // and nothing is cut short when the lanes finish (module_build.h).
+  build_pch_headers_on_demand(true);
   const pid_t builder = start_build_ahead(to_build, o.sandbox, build_jobs);
 
   // Lane processes (audit_lane.cpp says why not threads), taking kernels from shared counters.

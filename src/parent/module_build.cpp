@@ -163,18 +163,29 @@ std::string build_pch_variant(bool cuda, const std::string& variant, std::string
   return "";
 }
 
-// {variant: header} of every header built for this toolchain, the base one built first if missing.
+// Whether builds make the headers they lack (an audit) or only take those already there (verify:
+// a lone module would wait half a minute for a header that saves it nothing).
+std::atomic<bool> g_pch_on_demand{false};
+
+bool pch_disabled() {
+  const char* v = getenv("GAUNTLET_PCH");
+  return v && std::string(v) == "0";
+}
+
+// {variant: header} of every header built for this toolchain; the plain one built first when
+// missing and builds make headers.
 nlohmann::json offered_pch_headers(bool cuda, std::string* note) {
   static std::mutex mu;
   std::lock_guard<std::mutex> guard(mu);
   nlohmann::json headers = nlohmann::json::object();
+  if (pch_disabled()) return (*note = "no precompiled header: GAUNTLET_PCH=0", headers);
   char real[PATH_MAX];
   std::string error;
   if (!build_internal::make_dirs(pch_root(), &error)) return (*note = "no precompiled header: " + error, headers);
   if (realpath(pch_root().c_str(), real) && (std::string(real) + "/").rfind("/tmp/", 0) == 0)
     return (*note = "no precompiled header: GAUNTLET_PCH_ROOT is under /tmp, which no build child sees", headers);
   chmod(pch_root().c_str(), 0755);
-  build_pch_variant(cuda, "", note);
+  if (g_pch_on_demand.load()) build_pch_variant(cuda, "", note);
   const std::string prefix = pch_prefix(cuda) + "-";
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(pch_root(), ec)) {
@@ -187,12 +198,10 @@ nlohmann::json offered_pch_headers(bool cuda, std::string* note) {
   return headers;
 }
 
-std::atomic<bool> g_pch_variants_on_demand{false};
-
 // After a build: the variants its load_inline calls wanted and found no header for, built now for
 // the modules after it (at most kMaxPchVariants in all).
 void build_wanted_pch_variants(bool cuda, const nlohmann::json& wanted) {
-  if (!wanted.is_array() || !g_pch_variants_on_demand.load()) return;
+  if (!wanted.is_array() || !g_pch_on_demand.load() || pch_disabled()) return;
   std::string note;
   for (const auto& w : wanted) {
     if (!w.is_string() || w.get<std::string>().size() > 600) continue;
@@ -203,7 +212,7 @@ void build_wanted_pch_variants(bool cuda, const nlohmann::json& wanted) {
 
 }  // namespace
 
-void build_pch_variants_on_demand(bool on) { g_pch_variants_on_demand = on; }
+void build_pch_headers_on_demand(bool on) { g_pch_on_demand = on; }
 
 std::string module_builds_root() { return getenv_or("GAUNTLET_MODULE_BUILDS", "/var/tmp/gauntlet-module-builds"); }
 

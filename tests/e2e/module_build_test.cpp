@@ -145,16 +145,32 @@ TEST(ModuleBuilds, AnUnchangedModuleIsBuiltOnceAndItsChildrenNeverCompile) {
   unsetenv("GAUNTLET_MODULE_BUILDS");
 }
 
+// The shared plain header, made by an audit (which builds headers it lacks; a lone verify does not).
+void audit_plain_header(const std::string& dir, const std::string& corpus) {
+  auto audit = run_gauntlet({"audit", corpus + "/relu_ext.json", "--gates", "contract", "--db", dir + "/h.db",
+                             "--replay-dir", dir + "/replays"}, 1200);
+  ASSERT_EQ(audit.exit_code, 0) << audit.out << audit.err;
+}
+
 // A load_inline module's C++ unit reads the precompiled torch/extension.h (about half the build:
 // 22.4 s -> 10.5 s for matmul_ext on a 2-core machine), and its verdicts are those of any build.
+// The audit made the header; a later verify takes it.
 TEST(ModuleBuilds, ALoadInlineBuildReadsThePrecompiledTorchHeader) {
   REQUIRE_PYTHON_TORCH();
   const std::string dir = temp_dir();
   fresh_builds(dir);
   const std::string corpus = copy_corpus(dir);
+  audit_plain_header(dir, corpus);
   Verified v = verify_report({corpus + "/matmul_ext.json", "--gates", "contract,accuracy"});
   ASSERT_EQ(v.exit_code, 0) << v.log;
   EXPECT_EQ(first_extension_pch(v.report), "used") << v.report["build"].dump(1);
+  // GAUNTLET_PCH=0: none offered, same verdict.
+  setenv("GAUNTLET_PCH", "0", 1);
+  fresh_builds(dir);
+  Verified off = verify_report({corpus + "/matmul_ext.json", "--gates", "contract,accuracy"});
+  unsetenv("GAUNTLET_PCH");
+  ASSERT_EQ(off.exit_code, 0) << off.log;
+  EXPECT_EQ(first_extension_pch(off.report), "not offered") << off.report["build"].dump(1);
   const auto variants = pch_variants(kSharedPchRoot);
   ASSERT_EQ(variants.count(""), 1u) << kSharedPchRoot;
   EXPECT_TRUE(std::filesystem::exists(variants.at("") + "/gauntlet_torch_extension.h.gch"));
@@ -171,7 +187,7 @@ TEST(ModuleBuilds, ModulesOwnFlagsGetAHeaderOfTheirOwnForTheModulesAfterThem) {
   const std::string dir = temp_dir();
   fresh_builds(dir);
   const std::string corpus = copy_corpus(dir);
-  ASSERT_EQ(verify_report({corpus + "/relu_ext.json", "--gates", "contract"}).exit_code, 0);  // the shared plain header
+  audit_plain_header(dir, corpus);
   // A header root of this test's own, holding only the plain header (hard links: no copy, no rebuild).
   char tmpl[] = "/var/tmp/gauntlet-e2e-pch-own-XXXXXX";  // not under /tmp, which no child sees
   const std::string root = mkdtemp(tmpl);
@@ -210,7 +226,7 @@ TEST(ModuleBuilds, ModulesOwnFlagsGetAHeaderOfTheirOwnForTheModulesAfterThem) {
   for (const auto& r : records) by[module_of(r)] = r;
   EXPECT_EQ(by["a_o3"]["verdict"], "pass") << by["a_o3"].dump(1);
   EXPECT_EQ(by["b_o3"]["verdict"], "pass") << by["b_o3"].dump(1);
-  EXPECT_EQ(first_extension_pch(by["a_o3"]).rfind("no header for its own flags", 0), 0u) << first_extension_pch(by["a_o3"]);
+  EXPECT_EQ(first_extension_pch(by["a_o3"]).rfind("no header for its flags", 0), 0u) << first_extension_pch(by["a_o3"]);
   EXPECT_EQ(first_extension_pch(by["b_o3"]), "used");
   EXPECT_EQ(gate_outcomes(by["c_plugin"])["contract"], "error/build-error") << by["c_plugin"].dump(1);
   const auto variants = pch_variants(root);
