@@ -16,7 +16,7 @@
 namespace gauntlet {
 
 struct SandboxOptions {
-  int timeout_seconds = 60;                        // wall clock per gate process (--timeout)
+  int timeout_seconds = 60;                        // wall clock per request (case) to a gate process (--timeout)
   // A Python module builds while it loads (load_inline runs ninja and nvcc, Triton compiles):
   // its load gets the kernel builder's limit (BuildOptions::timeout_seconds), not the gate's, and
   // the gate's --timeout starts at the load's reply. Measured on the H200: a tiled matmul's

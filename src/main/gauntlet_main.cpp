@@ -309,7 +309,7 @@ void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
   c->add_option("--device", f.device, "cpu or cuda (default: cpu)");
   c->add_option("--dtypes", f.dtypes, "comma-separated dtypes the kernel supports")->each([&f](const std::string&) { f.dtypes_given = true; });
   c->add_option("--attr", f.attrs, "fixed attribute value, name=value (repeatable)");
-  c->add_option("--timeout", f.timeout, "wall-clock seconds per gate process (default 60)");
+  c->add_option("--timeout", f.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
   c->add_option("--memory-limit", f.memory, "host memory per gate process, e.g. 512M, 4G (default 4G)");
   c->add_option("--gpu", f.gpu, "index of the GPU a CUDA kernel's children use (default 0)");
   c->add_flag("--no-zygote", f.no_zygote, "fork+exec a fresh worker per gate instead of forking the zygote");
@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
   selftest->add_option("--seed", st.seed, "master seed (default 1)")->check(kSeedValidator);
   selftest->add_option("--json", st.json_path, "write every kernel's report as a JSON array");
   selftest->add_flag("--no-kbcheck", [&](int64_t) { st.kbcheck = false; }, "skip the KernelBench-style comparison");
-  selftest->add_option("--timeout", sf.timeout, "wall-clock seconds per gate process (default 60)");
+  selftest->add_option("--timeout", sf.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
   selftest->add_option("--memory-limit", sf.memory, "host memory per gate process (default 4G)");
   selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
   selftest->add_option("--jobs,-j", sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
@@ -381,7 +381,7 @@ int main(int argc, char** argv) {
   audit->add_option("--gates", af.v.gates, "comma-separated subset of gates to run");
   audit->add_option("--replay-dir", ao.verify.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
   audit->add_option("--work-dir", ao.work_dir, "where the modules of JSONL inputs are written (default gauntlet-out/audit-work)");
-  audit->add_option("--timeout", af.v.timeout, "wall-clock seconds per gate process (default 60)");
+  audit->add_option("--timeout", af.v.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
   audit->add_option("--memory-limit", af.v.memory, "host memory per gate process (default 4G)");
   audit->add_flag("--no-zygote", af.v.no_zygote, "fork+exec a fresh worker per gate");
   audit->add_option("--oracle-threads", af.v.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
@@ -407,7 +407,7 @@ int main(int argc, char** argv) {
   CLI::App* replay = app.add_subcommand("replay", "re-run a stored failing case: same verdict, same output bytes");
   replay->add_option("file", ro.file, "replay file written by a failing gate")->required();
   replay->add_option("--dump", ro.dump_dir, "write inputs, expected and actual values to this directory");
-  replay->add_option("--timeout", rf.timeout, "wall-clock seconds for the gate process (default 60)");
+  replay->add_option("--timeout", rf.timeout, "wall-clock seconds per case sent to the gate process (default 60)");
   replay->add_option("--memory-limit", rf.memory, "host memory for the gate process (default 4G)");
   replay->add_option("--oracle-threads", rf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
 

@@ -779,6 +779,10 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
     o.message = "request to a finished worker";
     return o;
   }
+  // --timeout bounds each request, not the gate's whole run: at a problem's own sizes (KernelBench
+  // level 2: a [128, 64, 128, 128] input) fourteen correct cases outlast one minute, while a hang
+  // still ends at the first case that hangs.
+  deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
   std::optional<GpuTurn> turn;
   take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
   wire::write_frame(req_fd_, type, payload);
@@ -808,6 +812,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     o.message = "call on a finished worker";
     return o;
   }
+  deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);  // per case (exchange says why)
   std::optional<GpuTurn> turn;
   take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));

@@ -147,6 +147,33 @@ TEST(PythonModules, HostileModulesAreKilledAndCategorized) {
   }
 }
 
+// --timeout bounds each case, not the gate's whole run: a correct module that takes 0.7 s a case
+// passes a 14-case accuracy gate under --timeout 2 (10 s in all), and one that takes 5 s a case is
+// still stopped at its first case.
+TEST(PythonModules, TimeoutBoundsEachCaseNotTheWholeGate) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  auto module = [](const char* seconds) {
+    return std::string("import time, torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+                       "        time.sleep(") + seconds + ")\n        return torch.relu(x)\n";
+  };
+  write_file(dir + "/slow.py", module("0.7"));
+  write_file(dir + "/slower.py", module("5"));
+  auto slow = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/slow.py", "--dtypes", "float32", "--gates",
+                            "accuracy", "--timeout", "2", "--seed", "1", "--json", dir + "/slow.json", "--quiet"});
+  EXPECT_EQ(slow.exit_code, 0) << slow.out << slow.err;
+  const nlohmann::json s = nlohmann::json::parse(read_file(dir + "/slow.json"), nullptr, false);
+  ASSERT_TRUE(s.is_object()) << slow.out << slow.err;
+  EXPECT_EQ(s["gates"][0]["status"], "pass") << s["gates"][0].dump();
+  EXPECT_GE(s["gates"][0]["cases"].get<int>() * 0.7, 4.0) << "the gate must outlast --timeout for the test to mean anything";
+  auto slower = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/slower.py", "--dtypes", "float32", "--gates",
+                              "accuracy", "--timeout", "2", "--seed", "1", "--json", dir + "/slower.json", "--quiet"});
+  EXPECT_EQ(slower.exit_code, 1) << slower.out << slower.err;
+  const nlohmann::json t = nlohmann::json::parse(read_file(dir + "/slower.json"), nullptr, false);
+  ASSERT_TRUE(t.is_object()) << slower.out << slower.err;
+  EXPECT_EQ(t["gates"][0]["category"], "timeout") << t["gates"][0].dump();
+}
+
 }  // namespace
 
 namespace {
