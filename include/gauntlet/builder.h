@@ -25,6 +25,7 @@ struct BuildResult {
   // A Python module's build directory (module_build.h): what its gate children load; "" for none.
   std::string module_dir;
   bool harness_fault = false;  // not ok because gauntlet failed, not the kernel (harness-error)
+  bool timed_out = false;      // a Python module's import and build ran past --build-timeout (timeout)
 };
 
 struct BuildConfig {

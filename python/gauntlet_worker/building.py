@@ -16,7 +16,7 @@ import os
 import shutil
 import sys
 
-from .pch import safe_variant_flags, variant_key
+from .pch import cxx_compiler, header_compiler, safe_variant_flags, variant_key
 
 RECORD = "gauntlet-build.json"  # written by the parent, from the build child's reply
 
@@ -61,6 +61,8 @@ class Recorder:
         self.build_dir = build_dir
         self.pch_headers = pch_headers or {}
         self.pch_wanted = set()  # variants (the module's own C++ flags) no header was built for yet
+        self.pch_mismatch = ""   # why a header was not offered to this build's compiler
+        self.compiler = None     # the C++ compiler torch uses here (found once)
         self.built = []
         self.failed = None  # the message of a build call that raised
         self.failed_kind = ""
@@ -100,6 +102,13 @@ class Recorder:
             if safe_variant_flags(meant) is not None:
                 self.pch_wanted.add(variant_key(meant))
             return None
+        if self.compiler is None:
+            self.compiler = cxx_compiler()
+        made_by = header_compiler(header)
+        if not made_by or made_by != self.compiler:
+            # g++ would refuse the .gch and torch would then build the whole extension twice.
+            self.pch_mismatch = "header made by %s, this build's compiler is %s" % (made_by or "?", self.compiler or "?")
+            return None
         call["extra_cflags"] = ["-include", header, "-Werror=invalid-pch"] + own
         if call.get("use_pch"):
             call["use_pch"] = False  # torch's own .gch goes into torch's install, which is read-only here
@@ -117,6 +126,8 @@ class Recorder:
                 with_pch = self._with_pch(original, name, args, kwargs) if fn_name == "load_inline" else None
                 if len(self.pch_wanted) > wanted:
                     pch = "no header for its flags yet (an audit builds one for the modules after it)"
+                elif self.pch_mismatch:
+                    pch = "not offered: " + self.pch_mismatch
                 result = None
                 if with_pch is not None:
                     try:

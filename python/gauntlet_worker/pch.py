@@ -137,6 +137,29 @@ def build(out_dir, cuda, extra=()):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def cxx_compiler():
+    """The C++ compiler torch's builds use in this process, as a path ("" when not found)."""
+    try:
+        from torch.utils import cpp_extension
+        name = cpp_extension.get_cxx_compiler() if hasattr(cpp_extension, "get_cxx_compiler") else None
+    except Exception:  # noqa: BLE001
+        name = None
+    name = name or os.environ.get("CXX", "c++")
+    found = shutil.which(name)
+    return os.path.realpath(found) if found else ""
+
+
+def header_compiler(header):
+    """The compiler a header was made with (its flags.json), as a path, or ""."""
+    try:
+        with open(os.path.join(os.path.dirname(header), "flags.json"), "r", encoding="utf-8") as f:
+            name = json.load(f).get("compiler", "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    found = shutil.which(name) if isinstance(name, str) and name else None
+    return os.path.realpath(found) if found else ""
+
+
 def offered_headers(build_dir):
     """{variant: header} the parent offered this build (RECORD in its build directory)."""
     try:
@@ -153,15 +176,19 @@ def main(argv):
     if len(argv) < 3 or argv[2] not in ("cpu", "cuda"):
         sys.stderr.write("usage: gauntlet_pyworker.py --pch OUT_DIR cpu|cuda [FLAG...]\n")
         return 2
-    # torch's build.ninja is read with ninja: this interpreter's scripts (pip's ninja) on PATH, as
-    # a build child has them.
-    extra = [os.path.dirname(sys.executable)]
+    # The build child's environment, not the parent's: g++ takes a .gch only from the very compiler
+    # that made it, and torch picks the compiler from CXX and PATH. On the H200 host the parent's
+    # PATH found /opt/gcc's g++ while a build child's scrubbed PATH finds /usr/bin/c++: a header
+    # made here with the parent's would be refused by every build (seen there).
+    child_path = [os.path.dirname(sys.executable), "/usr/local/bin", "/usr/local/cuda/bin", "/usr/bin", "/bin"]
     try:
         import ninja
-        extra.insert(0, ninja.BIN_DIR)
+        child_path.insert(0, ninja.BIN_DIR)
     except Exception:  # noqa: BLE001
         pass
-    os.environ["PATH"] = ":".join(extra + [os.environ.get("PATH", "/usr/bin:/bin")])
+    keep = {k: os.environ[k] for k in ("LD_LIBRARY_PATH",) if k in os.environ}
+    os.environ.clear()
+    os.environ.update(keep, PATH=":".join(child_path), HOME="/tmp", LANG="C")
     try:
         record = build(argv[1], argv[2] == "cuda", argv[3:])
     except Exception as e:  # noqa: BLE001 - one line for the parent's build log

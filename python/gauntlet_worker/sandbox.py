@@ -1,4 +1,5 @@
 # The sandbox a child enters before the module's code runs: the policy, privileges, rlimits, seccomp.
+import ctypes
 import errno
 import os
 import resource
@@ -11,6 +12,7 @@ from .wire import Reader
 # Namespace bits (include/gauntlet/sandbox_policy.h).
 NS_USER, NS_NET, NS_MOUNT, NS_PID, NS_IPC = 1, 2, 4, 8, 16
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG, PR_GET_PDEATHSIG = 1, 2
 
 
 class Policy:
@@ -136,9 +138,16 @@ def enter_sandbox(policy, device="cpu", toolchain=None, build_dirs=None, build_w
         layers.append("fs-writable(%s)" % ("no private /tmp" if policy.namespaces & NS_MOUNT else "no mount namespace"))
     if policy.drop_privileges and os.geteuid() == 0 and not (policy.namespaces & NS_USER):
         try:
+            # The kernel clears the parent-death signal on a change of credentials, and this child
+            # (PID 1 of its namespace, deaf to SIGTERM) would then outlive a killed gauntlet: the
+            # signal it had is asked for again (sandbox_child.cpp does the same).
+            death_signal = ctypes.c_int(0)
+            state.libc.prctl(PR_GET_PDEATHSIG, ctypes.byref(death_signal), 0, 0, 0)
             os.setgroups([])
             os.setresgid(65534, 65534, 65534)
             os.setresuid(65534, 65534, 65534)
+            if death_signal.value:
+                state.libc.prctl(PR_SET_PDEATHSIG, death_signal.value, 0, 0, 0)
         except OSError as e:
             return None, "cannot drop privileges: %s" % e
         layers.append("uid=nobody")

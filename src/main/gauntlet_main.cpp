@@ -51,7 +51,7 @@ struct VerifyFlags {
   std::string junit_path;
   std::vector<std::string> attrs;
   uint64_t seed = 0;
-  int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 4, oracle_threads = 0;
+  int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 4, oracle_threads = 0, build_timeout = 600;
   bool seed_given = false, no_zygote = false, quiet = false, dtypes_given = false, entry_given = false;
 };
 
@@ -166,6 +166,7 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   s.use_zygote = !f.no_zygote;
   s.gpu_index = f.gpu;
   s.reference_threads = f.oracle_threads;
+  s.module_load_seconds = f.build_timeout;
   if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;
 }
@@ -315,6 +316,8 @@ void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
   c->add_flag("--no-zygote", f.no_zygote, "fork+exec a fresh worker per gate instead of forking the zygote");
 }
 
+constexpr const char* kBuildTimeoutHelp =
+    "seconds a Python module's import and build may take (load_inline, Triton; default 600): past it, timeout";
 constexpr const char* kOracleThreadsHelp =
     "threads of an unmapped module's float64 reference child (default: the CPUs, shared among the kernels in flight)";
 
@@ -337,6 +340,7 @@ int main(int argc, char** argv) {
   verify->add_option("--replay-dir", vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
   verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
   verify->add_option("--oracle-threads", vf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
+  verify->add_option("--build-timeout", vf.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
   verify->add_option("--jobs,-j", vf.jobs, "gate processes at once (default: one per CPU, at most 12; timing always runs alone)")
       ->check(CLI::Range(1, 256));
   verify->add_option("--gpu-jobs", vf.gpu_jobs, "gate processes in flight for a CUDA kernel: they start side by side and take turns executing on the GPU (default 4)")
@@ -385,6 +389,7 @@ int main(int argc, char** argv) {
   audit->add_option("--memory-limit", af.v.memory, "host memory per gate process (default 4G)");
   audit->add_flag("--no-zygote", af.v.no_zygote, "fork+exec a fresh worker per gate");
   audit->add_option("--oracle-threads", af.v.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
+  audit->add_option("--build-timeout", af.v.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
   audit->add_option("--progress-every", ao.progress_seconds, "seconds between progress lines when stderr is not a terminal (default 10)")
       ->check(CLI::Range(1, 86400));
 
@@ -410,6 +415,7 @@ int main(int argc, char** argv) {
   replay->add_option("--timeout", rf.timeout, "wall-clock seconds per case sent to the gate process (default 60)");
   replay->add_option("--memory-limit", rf.memory, "host memory for the gate process (default 4G)");
   replay->add_option("--oracle-threads", rf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
+  replay->add_option("--build-timeout", rf.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
 
   std::string schema_action;
   std::vector<std::string> schema_args;

@@ -275,7 +275,10 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
   // then compiles in about 40% of the time). The child reads this record before its sandbox.
   std::string module_text, pch_note;
   const bool cuda = manifest.device == "cuda";
-  const bool inline_builds = build_internal::read_file(resolved, &module_text, &error) &&
+  // CPU modules only. Measured on the H200 (docs/modules.md, "Builds"): a CUDA module's build is
+  // its nvcc unit (67 s) with main.cpp (19 s) beside it, so the header saves no wall time there,
+  // and the one try there had every header refused and every CUDA extension built twice.
+  const bool inline_builds = !cuda && build_internal::read_file(resolved, &module_text, &error) &&
                              module_text.find("load_inline") != std::string::npos;
   if (inline_builds) {
     const nlohmann::json headers = offered_pch_headers(cuda, &pch_note);
@@ -342,7 +345,10 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
   }
   if (o.kind == Outcome::Kind::TimedOut) {
     b.ok = false;
-    b.error = "the module's build step ran past its limit (" + o.message + ")";
+    b.timed_out = true;  // not cached: a slow machine, or a larger --build-timeout, may finish it
+    b.error = "its import and build ran past --build-timeout (" +
+              std::to_string(launcher.options().module_load_seconds) + " s): " + o.message;
+    std::filesystem::remove_all(dir, ec);
     return b;
   }
   if (o.kind == Outcome::Kind::HarnessError) {

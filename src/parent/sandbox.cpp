@@ -678,8 +678,13 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   const bool builds_while_loading = launcher_ && launcher_->python_;
   const int gate_seconds = timeout_seconds_;
   if (builds_while_loading) {
-    timeout_seconds_ = std::max(gate_seconds, launcher_->options_.module_load_seconds);
-    deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
+    // The module's build child has exactly --build-timeout; a gate child's import at least the
+    // gate's own limit as well (it builds nothing, but imports torch and the module).
+    const bool build_child = req.entry.rfind("build:", 0) == 0;
+    timeout_seconds_ = build_child ? launcher_->options_.module_load_seconds
+                                   : std::max(gate_seconds, launcher_->options_.module_load_seconds);
+    deadline_ms_ = build_child ? wire::now_ms() + int64_t(timeout_seconds_) * 1000
+                               : std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
   }
   wire::ReadStatus rs = read_reply(&f, &why, &over, &over_limit);
   if (builds_while_loading && rs == wire::ReadStatus::Ok) {

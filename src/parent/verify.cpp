@@ -128,7 +128,9 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   const bool python = is_python_module(manifest);
   std::optional<BuildResult> module_build;
   if (python && access(manifest.source.c_str(), R_OK) == 0) {
-    if (options.progress) std::fprintf(stderr, "gauntlet: building %s\n", manifest.source.c_str());
+    if (options.progress)
+      std::fprintf(stderr, "gauntlet: building %s (its import and build: at most %d s, --build-timeout)\n",
+                   manifest.source.c_str(), launcher.options().module_load_seconds);
     module_build = python_module_build(&manifest, launcher);
   }
   const bool unbuilt_module = module_build && !module_build->ok;
@@ -219,7 +221,9 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
     }
     if (!report.build.ok) {
       v.status = report.build.harness_fault ? Status::HarnessError : Status::Error;
-      v.category = report.build.harness_fault ? Category::HarnessError : Category::BuildError;
+      v.category = report.build.harness_fault ? Category::HarnessError
+                   : report.build.timed_out   ? Category::Timeout
+                                              : Category::BuildError;
       v.message = "the kernel did not build: " + report.build.error;
     } else if (space.dtypes().empty()) {
       v.status = Status::HarnessError;

@@ -249,10 +249,15 @@ bool enter_sandbox(const SandboxPolicy& policy, std::string* so_path, std::strin
     }
   }
   if (policy.drop_privileges && geteuid() == 0 && !(policy.namespaces & kNsUser)) {
-    // Root outside a user namespace: become nobody so the kernel owns nothing.
+    // Root outside a user namespace: become nobody so the kernel owns nothing. The kernel clears
+    // the parent-death signal on a change of credentials, and this child (PID 1 of its namespace,
+    // deaf to SIGTERM) would then outlive a killed gauntlet: the signal it had is asked for again.
+    int death_signal = 0;
+    prctl(PR_GET_PDEATHSIG, &death_signal);
     if (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
         setresuid(65534, 65534, 65534) != 0)
       return (*error = std::string("cannot drop privileges: ") + strerror(errno), false);
+    if (death_signal != 0) prctl(PR_SET_PDEATHSIG, death_signal);
     layers += " uid=nobody";
   }
   auto limit = [](int res, int64_t v) {

@@ -81,6 +81,14 @@ int wait_for(pid_t pid, int seconds) {
   return -1;
 }
 
+// The real uid of `p` (-1 when it is gone).
+int uid_of(pid_t p) {
+  std::ifstream in("/proc/" + std::to_string(p) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Uid:", 0) == 0) return std::atoi(line.c_str() + 4);
+  return -1;
+}
+
 int count_lines_with(const std::string& log, const std::string& needle) {
   std::istringstream in(log);
   int n = 0;
@@ -199,5 +207,49 @@ TEST(Interrupt, VerifyStopsOnSigintAndSigtermWithOneLineAndNoOrphans) {
     EXPECT_EQ(log.find("Traceback"), std::string::npos) << log;
     EXPECT_EQ(access(json.c_str(), F_OK), -1) << "a partial report was written";
     expect_no_survivors(before);
+  }
+}
+
+// SIGKILL leaves gauntlet no chance to clean up: its gate children (PID 1 of their namespaces, so
+// deaf to SIGTERM, and running as nobody, which clears a parent-death signal) must still go with
+// it. Native and Python children alike.
+TEST(Interrupt, KillingGauntletOutrightLeavesNoChildBehind) {
+  REQUIRE_PYTHON_TORCH();
+  if (geteuid() != 0) GTEST_SKIP() << "the privilege drop (root -> nobody) this test is about happens only under root";
+  TempDir t;
+  write_file(t.path + "/hang.py",
+             "import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+             "        while True:\n            pass\n");
+  struct Run {
+    std::vector<std::string> args;
+    std::string zygote;
+  };
+  for (const Run& r : {Run{{"verify", kCorpus + "/hostile/infinite_loop.json"}, "gauntlet-worker --zygote"},
+                       Run{{"verify", "--op", "relu", "--kernel", t.path + "/hang.py", "--dtypes", "float32"},
+                           "gauntlet_pyworker.py --zygote"}}) {
+    std::vector<std::string> args = r.args;
+    args.insert(args.end(), {"--gates", "contract,accuracy", "--jobs", "2", "--timeout", "120", "--seed", "1",
+                             "--replay-dir", t.path + "/replays"});
+    const pid_t pid = spawn_gauntlet(args, t.path + "/kill.log");
+    // Until both gate children run as nobody, that is have entered their sandbox (a child killed
+    // before its privilege drop still has the parent-death signal it was cloned with).
+    std::map<pid_t, std::string> before;
+    int sandboxed = 0;
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+         std::chrono::steady_clock::now() < until && sandboxed < 2;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      before = descendants(pid);
+      sandboxed = 0;
+      for (const auto& [p, start] : before)
+        sandboxed += cmdline(p).find(r.zygote) != std::string::npos && uid_of(p) == 65534;
+    }
+    ASSERT_GE(sandboxed, 2) << r.zygote << ": " << read_file(t.path + "/kill.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // and into the kernel's loop
+    before = descendants(pid);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    expect_no_survivors(before);
+    for (const auto& [p, start] : before) kill(p, SIGKILL);  // a survivor must not spin on after the test
   }
 }

@@ -2,6 +2,8 @@
 // the real binary and the Python worker: the correct softmax module passes, each planted bug fails
 // at its gate. Skipped, with the reason, where python3 or its torch is missing.
 #include <gtest/gtest.h>
+
+#include <chrono>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,6 +146,29 @@ TEST(PythonModules, HostileModulesAreKilledAndCategorized) {
     ASSERT_TRUE(j.is_object()) << h.name << r.out << r.err;
     EXPECT_EQ(j["gates"][0]["status"], "error") << h.name;
     EXPECT_EQ(j["gates"][0]["category"], h.category) << h.name << ": " << j["gates"][0]["message"];
+  }
+}
+
+// A module whose import never returns ends at --build-timeout, as a timeout of every gate (the
+// load is the module's build, which has that limit, not --timeout), and the progress says the limit.
+TEST(PythonModules, AnImportThatNeverReturnsEndsAtTheBuildTimeout) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  write_file(dir + "/stuck.py",
+             "import torch, torch.nn as nn\nwhile True:\n    pass\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/stuck.py", "--dtypes", "float32", "--gates",
+                         "contract,accuracy", "--build-timeout", "3", "--json", dir + "/r.json"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_LT(took, 60.0);
+  EXPECT_NE(r.err.find("at most 3 s, --build-timeout"), std::string::npos) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  for (const auto& g : j["gates"]) {
+    EXPECT_EQ(g["category"], "timeout") << g.dump();
+    EXPECT_NE(g["message"].get<std::string>().find("--build-timeout (3 s)"), std::string::npos) << g.dump();
   }
 }
 
