@@ -83,6 +83,12 @@ nlohmann::json info_or_null(const std::string& text) {
   return j.is_object() ? j : nlohmann::json();
 }
 
+// Why a scan of `table` stopped before its end (SQLITE_CORRUPT, an I/O error): one line.
+std::string damaged(const std::string& path, const std::string& table, sqlite3* db) {
+  return path + ": cannot read its " + table + " (" + sqlite3_errmsg(db) +
+         "): the database is damaged; sqlite3's .recover may save its rows";
+}
+
 int gate_rank(const std::string& name) {
   static const std::vector<std::string> order = gate_names();
   auto it = std::find(order.begin(), order.end(), name);
@@ -208,7 +214,8 @@ std::map<std::string, GateVerdict> ResultsDb::gates(const KernelKey& key, std::s
           &e);
   if (!e.empty()) return (*error = path_ + ": " + e, out);
   st.key(key);
-  while (sqlite3_step(st.s) == SQLITE_ROW) {
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
     nlohmann::json g = {{"name", st.col(0)}, {"status", st.col(1)}, {"category", st.col(2)}, {"message", st.col(3)},
                         {"replay", st.col(4)}, {"seconds", sqlite3_column_double(st.s, 5)},
                         {"cases", sqlite3_column_int(st.s, 6)}, {"outputs_sha256", st.col(7)}};
@@ -217,6 +224,7 @@ std::map<std::string, GateVerdict> ResultsDb::gates(const KernelKey& key, std::s
     // A record that does not read back is left out: that gate runs again and replaces it.
     if (auto v = gate_from_json(g, &e)) out[v->name] = *v;
   }
+  if (rc != SQLITE_DONE) *error = damaged(path_, "gates", db_);
   return out;
 }
 
@@ -247,11 +255,14 @@ nlohmann::json ResultsDb::reports(std::string* error) {
                      " ORDER BY entry, kernel_hash, manifest_hash, tool_version, seed",
             &e);
     if (!e.empty()) return (*error = path_ + ": " + e, out);
-    while (sqlite3_step(st.s) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
       KernelKey k{st.col(0), st.col(1), st.col(2), std::strtoull(st.col(3).c_str(), nullptr, 10)};
       rows.push_back({k, KernelRecord{st.col(4), st.col(5), st.col(6), st.col(7), parse_or_null(st.col(8)), st.col(9),
                                       info_or_null(st.col(10))}});
     }
+    // A damaged page ends the scan early: said, never a short list that looks complete.
+    if (rc != SQLITE_DONE) return (*error = damaged(path_, "kernels", db_), out);
   }
   for (auto& [key, rec] : rows) {
     nlohmann::json j;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.h"
+#include "gauntlet/results_db.h"
 #include "gauntlet/device_nodes.h"
 
 using namespace gauntlet::e2e;
@@ -398,3 +399,41 @@ TEST(Replay, CorruptOrMismatchedFilesAreClearErrors) {
 }
 
 }  // namespace
+
+// A results database with a damaged page: `report` (and `merge`) say so and exit 2, never "0
+// kernels" with exit 0 (the scan used to stop at the damage and pass for the end of the table).
+TEST(Cli, ReportOnADamagedDatabaseSaysSoAndExitsTwo) {
+  const std::string dir = temp_dir();
+  const std::string db_path = dir + "/a.db";
+  {
+    std::string error;
+    auto db = gauntlet::ResultsDb::open(db_path, &error);
+    ASSERT_TRUE(db) << error;
+    const nlohmann::json gates = nlohmann::json::array();
+    for (int i = 0; i < 400; ++i) {
+      const std::string h = "k" + std::to_string(i);
+      nlohmann::json report = {{"verdict", "pass"}, {"op", "relu"}, {"kernel_hash", h}, {"seed", 1}, {"gates", gates},
+                               {"padding", std::string(1500, 'x')}};  // many pages of kernels
+      ASSERT_TRUE(db->put_kernel({h, "m", "0.1.0", 1}, {"k/" + h + ".json", "relu", "cpu", "pass", report, ""}, &error))
+          << error;
+    }
+  }
+  auto good = run_gauntlet({"report", db_path, "--json", dir + "/good.json"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  // One page of the kernels table overwritten (the one holding k200's row), as a bad disk would.
+  std::string bytes = read_file(db_path);
+  const size_t row = bytes.find("k/k200.json");
+  ASSERT_NE(row, std::string::npos);
+  const size_t page = row / 4096 * 4096;
+  ASSERT_GT(page, 0u);
+  std::fill(bytes.begin() + page, bytes.begin() + page + 4096, '\x55');
+  write_file(db_path, bytes);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"report", db_path, "--json", "-"},
+                                               std::vector<std::string>{"report", db_path, "-o", dir + "/r.html"}}) {
+    auto r = run_gauntlet(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("damaged"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a.db"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
