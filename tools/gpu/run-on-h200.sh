@@ -190,8 +190,9 @@ if [ "${GPU_AUDIT:-0}" = 1 ]; then
     # GPU_AUDIT_RESUME: a folder holding an earlier call's audit-PART.db, carried in: the audit resumes it.
     [ -n "${GPU_AUDIT_RESUME:-}" ] && [ -f "$GPU_AUDIT_RESUME/audit-$part.db" ] &&
       cp "$GPU_AUDIT_RESUME/audit-$part.db"* "$OUT/" && stamp "resuming $GPU_AUDIT_RESUME/audit-$part.db"
-    "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-8}" --db "$OUT/audit-$part.db" \
-      --json "$OUT/audit-$part.json" > "$OUT/audit-$part.log" 2>&1
+    # GPU_AUDIT_LIMIT: seconds at most (SIGTERM: the results so far stay in the database; 0: none).
+    timeout -s TERM "${GPU_AUDIT_LIMIT:-0}" "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-8}" \
+      --db "$OUT/audit-$part.db" --json "$OUT/audit-$part.json" > "$OUT/audit-$part.log" 2>&1
     echo "exit $? wall $(python3 -c "import time; print(round(time.time() - $a0, 1))") s" | tee -a "$OUT/audit-$part.log" "$OUT/steps.log"
     # GPU_AUDIT_REPLAY=N: `gauntlet replay` of the first N replay files the audit left (one per kernel).
     for rp in $(python3 -c "
@@ -231,6 +232,22 @@ if [ -n "${GPU_KB:-}" ]; then
   "$BUILD_DIR"/gauntlet report "$kb_db" --json "$OUT/kb-audit.json" -o "$OUT/kb-report.html" >> "$OUT/kb.log" 2>&1
   python3 tools/corpus/audit_summary.py "$OUT/kb-audit.json" --wall "$kb_wall" | tee "$OUT/kb-summary.txt"
   cp "$kb_db" "$OUT/" 2>/dev/null
+fi
+# What the module build steps took, and whether their C++ units read the precompiled header.
+if [ "${GPU_AUDIT:-0}" = 1 ] || [ -n "${GPU_KB:-}" ]; then
+  python3 - "${GAUNTLET_MODULE_BUILDS:-/var/tmp/gauntlet-module-builds}" > "$OUT/module-builds.txt" 2>&1 <<'PY'
+import glob, json, os, sys
+root = sys.argv[1]
+for rec in sorted(glob.glob(os.path.join(root, "*", "gauntlet-build*.json"))):
+    r = json.load(open(rec))
+    exts = ["%s:%s" % (e.get("name"), e.get("pch", "-")) for e in r.get("extensions", [])]
+    print("%6.1f s  %s  %s%s" % (r.get("seconds", 0), os.path.basename(r.get("source", "?")), " ".join(exts),
+                                  "  FAILED " + r.get("error", "")[:80] if "failed" in rec else ""))
+for f in sorted(glob.glob(os.path.join(root, "torch-pch-*", "flags.json"))):
+    r = json.load(open(f))
+    print("header %r: %.1f s, %d MB, cuda=%s" % (r.get("variant"), r.get("seconds", 0), r.get("bytes", 0) >> 20, r.get("cuda")))
+PY
+  stamp "module builds: $(grep -c ' s  ' "$OUT/module-builds.txt") (module-builds.txt)"
 fi
 # GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
 # GPU_DOBENCH_REPORT: the selftest JSON or folder of verify JSONs to compare (default: this run's
