@@ -23,6 +23,9 @@ import tempfile
 import textwrap
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gauntlet_worker.pch import header_flags  # noqa: E402
+
 CUDA_SRC = textwrap.dedent(r"""
     #include <torch/extension.h>
     #include <cuda_runtime.h>
@@ -159,16 +162,7 @@ def main():
     header = os.path.join(pch_dir, "gauntlet_torch_extension.h")
     with open(header, "w", encoding="utf-8") as f:
         f.write("#pragma once\n#include <torch/extension.h>\n")
-    words = shlex.split(cxx)
-    flags, drop_next = [], False
-    for w in words[1:]:
-        if drop_next:
-            drop_next = False
-        elif w in ("-c", "-o", "-MF"):
-            drop_next = True  # the source, the object, the depfile
-        elif w != "-MMD" and not w.startswith("-DTORCH_EXTENSION_NAME"):
-            flags.append(w)  # the extension's name is left out: one PCH serves every extension
-    compiler = words[0]
+    compiler, flags = header_flags(cxx)  # the worker's own: the header gauntlet builds is this one
     pch_cmd = " ".join([shlex.quote(compiler)] + [shlex.quote(f) for f in flags] +
                        ["-x", "c++-header", shlex.quote(header), "-o", shlex.quote(header + ".gch")])
     record("pch_cmd", pch_cmd)
