@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 
+#include "gauntlet/atomic_file.h"
 #include "gauntlet/device_nodes.h"
 #include "gauntlet/junit.h"
 #include "gauntlet/audit.h"
@@ -199,11 +200,8 @@ int run_verify(const VerifyFlags& f) {
   print_report(*report, stdout);
   if (!f.json_path.empty()) {
     // Written beside and renamed: an interrupt during the write never leaves half a file.
-    const std::string tmp = f.json_path + ".tmp";
-    std::ofstream out(tmp);
-    out << report_to_json(*report).dump(2) << "\n";
-    out.close();
-    if (!out || std::rename(tmp.c_str(), f.json_path.c_str()) != 0) return fail_usage("cannot write " + f.json_path);
+    if (!write_file_atomic(f.json_path, report_to_json(*report).dump(2) + "\n"))
+      return fail_usage("cannot write " + f.json_path);
   }
   if (!f.junit_path.empty() && !write_junit_file(report_to_json(*report), f.junit_path, &error)) return fail_usage(error);
   return exit_code_for(*report);

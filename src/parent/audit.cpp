@@ -1,4 +1,5 @@
 // gauntlet audit: a corpus's kernels verified in parallel lanes, each gate stored as it finishes.
+#include "gauntlet/atomic_file.h"
 #include "gauntlet/device_nodes.h"
 #include "gauntlet/audit.h"
 
@@ -331,11 +332,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   if (!error.empty()) return fail(error);
   if (!o.json_path.empty()) {
     // Written beside and renamed: an interrupted write never leaves half a file under the name.
-    const std::string tmp = o.json_path + ".tmp";
-    std::ofstream js(tmp);
-    js << records.dump(2) << "\n";
-    js.close();
-    if (!js || std::rename(tmp.c_str(), o.json_path.c_str()) != 0) return fail("cannot write " + o.json_path);
+    if (!write_file_atomic(o.json_path, records.dump(2) + "\n")) return fail("cannot write " + o.json_path);
   }
   setup.reset();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -2,6 +2,8 @@
 // small filesystem helpers builder.cpp and build_cache.cpp share.
 #pragma once
 #include <string>
+
+#include "gauntlet/atomic_file.h"
 #include <vector>
 
 namespace gauntlet {
@@ -16,8 +18,7 @@ bool make_dirs(const std::string& path, std::string* error);
 // Whole file into *out. false and *error = strerror(errno) when unreadable.
 bool read_file(const std::string& path, std::string* out, std::string* error);
 
-// Writes to a temporary name beside `path`, then renames: readers never see a partial file.
-bool write_file_atomic(const std::string& path, const std::string& bytes);
+using gauntlet::write_file_atomic;  // gauntlet/atomic_file.h
 
 // "path:size:mtime_ns" of a file (its real path), "" when it does not exist.
 std::string file_identity(const std::string& path);

@@ -6,6 +6,7 @@
 
 #include "build_cache.h"
 #include "replay_sources.h"
+#include "gauntlet/atomic_file.h"
 #include "gauntlet/builder.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/rng.h"
@@ -141,15 +142,7 @@ std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRu
   j["sources"] = replay_sources::embed(ctx.manifest, ctx.kernel_hash);
   const std::string path =
       ctx.replay_dir + "/" + ctx.schema.name + "-" + ctx.kernel_hash.substr(0, 12) + "-" + gate + ".json";
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) return "";
-    out << j.dump(2) << "\n";
-    if (!out) return "";
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return "";
-  return path;
+  return write_file_atomic(path, j.dump(2) + "\n") ? path : "";
 }
 
 DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c) {

@@ -1,4 +1,5 @@
 // The self-test: each corpus kernel's verdicts against its declared expectations, as a table.
+#include "gauntlet/atomic_file.h"
 #include "gauntlet/device_nodes.h"
 #include "gauntlet/selftest.h"
 
@@ -156,10 +157,7 @@ int run_selftest(const SelftestOptions& options, Launcher& launcher, std::FILE* 
     all.push_back(j);
     if (!options.json_path.empty()) {
       // Rewritten after every kernel, so an interrupted run keeps what it finished.
-      std::ofstream js(options.json_path + ".tmp");
-      js << all.dump(2) << "\n";
-      js.close();
-      std::rename((options.json_path + ".tmp").c_str(), options.json_path.c_str());
+      write_file_atomic(options.json_path, all.dump(2) + "\n");
     }
   }
   std::fprintf(out, "gates: %s\n", "contract accuracy special-values subnormals shapes layouts determinism "

@@ -437,3 +437,23 @@ TEST(Cli, ReportOnADamagedDatabaseSaysSoAndExitsTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
+
+// A --json that cannot be written (here: a directory of that name) fails with its name, exit 2,
+// and leaves no temporary file beside it; the results stay in the database.
+TEST(Cli, AnUnwritableJsonLeavesNoTemporaryFileBehind) {
+  const std::string dir = temp_dir();
+  const std::string json = dir + "/out.json";
+  ASSERT_EQ(mkdir(json.c_str(), 0755), 0);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"audit", kCorpus + "/controls/relu.json", "--gates", "contract", "--db", dir + "/a.db",
+                                 "--json", json, "--replay-dir", dir + "/replays"},
+        std::vector<std::string>{"verify", kCorpus + "/controls/relu.json", "--gates", "contract", "--json", json,
+                                 "--replay-dir", dir + "/replays", "--quiet"}}) {
+    auto r = run_gauntlet(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << r.out << r.err;
+    EXPECT_NE(r.err.find("cannot write " + json), std::string::npos) << r.err;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << e.path();
+  }
+  EXPECT_EQ(db_scalar(dir + "/a.db", "SELECT count(*) FROM gates"), 1);
+}
