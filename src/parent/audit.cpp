@@ -230,7 +230,6 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     c.self = l;
     lanes.push_back(c);
   }
-  const size_t cpu_lanes = lanes.size();
   // GPU lanes: --gpu-jobs per GPU, beside the CPU lanes, each verifying one kernel at a time with
   // one gate process at a time; their children start side by side and take turns executing on
   // the GPU (file_lock.h: GpuTurn, which also keeps a timed loop alone there).
