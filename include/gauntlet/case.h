@@ -131,6 +131,8 @@ class CaseSpace {
   const KernelManifest& manifest() const { return manifest_; }
 
  private:
+  // Whether an input of this rank has every dim the manifest fixes for it (dim attributes).
+  bool admits_fixed_dims(const std::string& input, int64_t rank) const;
 
   const OpSchema& schema_;
   const KernelManifest& manifest_;

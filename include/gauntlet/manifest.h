@@ -25,6 +25,9 @@ struct KernelManifest {
   AttrMap attrs;                   // fixed attribute values the kernel supports
   std::map<std::string, DimLimit> shapes;  // narrower dim limits
   std::string manifest_path;       // empty when built from flags
+  // Fields a command-line flag gave or replaced ("op", "dtypes", "attrs", "attrs/dim"), so that a
+  // message about one names the flag rather than the file (contract_check.h).
+  std::vector<std::string> flag_fields;
   // Python modules only: the module supplying Model, get_inputs() and get_init_inputs() when the
   // source lacks them (a KernelBench run's sample, a JSONL pair's candidate): resolved path or "".
   std::string reference;

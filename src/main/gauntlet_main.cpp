@@ -11,6 +11,8 @@
 #include <random>
 
 #include "gauntlet/atomic_file.h"
+#include "gauntlet/contract_check.h"
+#include "gauntlet/module_oracle.h"
 #include "gauntlet/device_nodes.h"
 #include "gauntlet/junit.h"
 #include "gauntlet/audit.h"
@@ -110,7 +112,11 @@ std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::str
     AttrValue v;
     if (!parse_attr_flag(kv, &key, &v, error)) return std::nullopt;
     m.attrs[key] = v;
+    m.flag_fields.push_back("attrs/" + key);
   }
+  if (!f.attrs.empty()) m.flag_fields.push_back("attrs");
+  if (!f.op.empty()) m.flag_fields.push_back("op");
+  if (!f.dtypes.empty()) m.flag_fields.push_back("dtypes");
   return m;
 }
 
@@ -220,6 +226,26 @@ int run_kbcheck(const VerifyFlags& f) {
   return r->accepted ? 0 : 1;
 }
 
+// A kernel.json given to `schemas lint`: an object with "op" and no "schema_version".
+bool is_kernel_manifest_file(const std::string& path) {
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("op") && !j.contains("schema_version");
+}
+
+// Lints a kernel manifest as the contract it declares: its fields, then against its op's schema
+// (the checks verify makes before anything runs).
+void lint_manifest_file(const std::string& path, std::vector<SchemaIssue>* issues) {
+  std::string error;
+  auto m = load_manifest(path, &error);
+  if (!m) return issues->push_back({path, "/", error});
+  if (m->op == kModuleOp) return;  // its schema is its own Model's: known only once it runs
+  auto schema = find_schema(m->op, &error);
+  if (!schema) return issues->push_back({path, "/op", error});
+  for (const ContractIssue& i : check_contract(*schema, &*m)) issues->push_back({path, "/" + i.field, i.message});
+}
+
+
 int run_schemas(const std::string& action, const std::vector<std::string>& args) {
   std::vector<SchemaIssue> issues;
   if (action == "list") {
@@ -238,6 +264,7 @@ int run_schemas(const std::string& action, const std::vector<std::string>& args)
   }
   if (action == "lint") {
     std::vector<OpSchema> schemas;
+    size_t manifests = 0;
     if (args.empty()) {
       schemas = load_schema_dir(default_schema_dir(), &issues);
     } else {
@@ -247,6 +274,9 @@ int run_schemas(const std::string& action, const std::vector<std::string>& args)
         if (stat(p.c_str(), &st) != 0) return fail_usage("schemas lint: cannot read " + p + ": no such file or folder");
         if (S_ISDIR(st.st_mode)) {
           for (OpSchema& s : load_schema_dir(p, &issues)) schemas.push_back(std::move(s));
+        } else if (is_kernel_manifest_file(p)) {
+          lint_manifest_file(p, &issues);
+          ++manifests;
         } else if (auto s = load_schema_file(p, &issues)) {
           schemas.push_back(*s);
         }
@@ -255,7 +285,8 @@ int run_schemas(const std::string& action, const std::vector<std::string>& args)
     for (const OpSchema& s : schemas)
       for (const SchemaIssue& i : lint_schema(s, oracle_ids())) issues.push_back(i);
     for (const SchemaIssue& i : issues) std::printf("%s: %s: %s\n", i.file.c_str(), i.field.c_str(), i.message.c_str());
-    std::printf("%zu schemas, %zu issues\n", schemas.size(), issues.size());
+    if (manifests) std::printf("%zu schemas, %zu kernel manifests, %zu issues\n", schemas.size(), manifests, issues.size());
+    else std::printf("%zu schemas, %zu issues\n", schemas.size(), issues.size());
     return issues.empty() ? 0 : 1;
   }
   return fail_usage("schemas takes list, show OP or lint [FILE...]");

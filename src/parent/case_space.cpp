@@ -132,6 +132,17 @@ bool CaseSpace::fixed_case(DType dtype, Distribution dist, uint64_t seed, Case* 
   return build(dims, 0, attrs, dtype, dist, seed, out, error);
 }
 
+bool CaseSpace::admits_fixed_dims(const std::string& input, int64_t rank) const {
+  for (const AttrSpec& a : schema_.attributes) {
+    if (a.dim_of != input) continue;
+    auto fixed = manifest_.attrs.find(a.name);
+    if (fixed == manifest_.attrs.end() || !std::holds_alternative<int64_t>(fixed->second)) continue;
+    const int64_t d = std::get<int64_t>(fixed->second);
+    if (d < -rank || d >= rank) return false;
+  }
+  return true;
+}
+
 bool CaseSpace::build(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
                       Distribution dist, uint64_t seed, Case* out, std::string* error) const {
   std::map<std::string, int64_t> vars = dims;
@@ -142,6 +153,17 @@ bool CaseSpace::build(const std::map<std::string, int64_t>& dims, size_t alt, co
     auto r = eval_expr(c, vars, &why);
     if (!r) return (*error = "constraint '" + c + "': " + why, false);
     if (*r == 0) return (*error = "constraint '" + c + "' fails", false);
+  }
+  if (!schema_.attr_constraints.empty()) {
+    std::map<std::string, double> values;
+    for (const auto& [k, v] : attrs)
+      values[k] = std::holds_alternative<double>(v) ? std::get<double>(v) : double(attr_as_int(v));
+    for (const std::string& c : schema_.attr_constraints) {
+      std::string why;
+      auto r = eval_double_expr(c, values, &why);
+      if (!r) return (*error = "attribute constraint '" + c + "': " + why, false);
+      if (*r == 0) return (*error = "attribute constraint '" + c + "' fails", false);
+    }
   }
   Case c;
   c.dims = dims;
@@ -155,7 +177,10 @@ bool CaseSpace::build(const std::map<std::string, int64_t>& dims, size_t alt, co
     std::vector<int64_t> shape;
     bool found = false;
     for (size_t k = 0; k < in.shapes.size() && !found; ++k) {
-      const auto& pattern = in.shapes[(i == 0 ? alt : alt + k) % in.shapes.size()];
+      const auto& pattern = in.shapes[(alt + k) % in.shapes.size()];
+      // A dim attribute the manifest fixes is a dim of only some alternatives' ranks: the others
+      // are outside the kernel's contract (and the first input moves on to the next alternative).
+      if (!admits_fixed_dims(in.name, int64_t(pattern.size()))) continue;
       shape.clear();
       bool ok = true;
       for (const std::string& e : pattern) {

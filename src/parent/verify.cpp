@@ -15,6 +15,7 @@
 #include <torch/version.h>
 
 #include "gauntlet/confirm.h"
+#include "gauntlet/contract_check.h"
 #include "gauntlet/file_lock.h"
 #include "gauntlet/interrupt.h"
 #include "gauntlet/module_build.h"
@@ -126,6 +127,18 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   // build-error per gate, whatever its oracle.
   KernelManifest manifest = given;
   const bool python = is_python_module(manifest);
+  // An op's schema is known before anything runs: the contract is checked against it first, so a
+  // mistyped contract is a field error, not a build and twelve harness-errors.
+  std::optional<OpSchema> schema;
+  if (manifest.op != kModuleOp) {
+    schema = find_schema(manifest.op, error);
+    if (!schema) {
+      const ContractIssue issue{"op", *error};
+      return (*error = contract_error(manifest, issue), std::nullopt);
+    }
+    if (auto issues = check_contract(*schema, &manifest); !issues.empty())
+      return (*error = contract_error(manifest, issues[0]), std::nullopt);
+  }
   std::optional<BuildResult> module_build;
   if (python && access(manifest.source.c_str(), R_OK) == 0) {
     if (options.progress)
@@ -135,24 +148,16 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   }
   const bool unbuilt_module = module_build && !module_build->ok;
   std::unique_ptr<ModuleReference> module_ref;  // "op": "module": the module's own Model is the oracle
-  std::optional<OpSchema> schema;
   if (manifest.op == kModuleOp && unbuilt_module) {
     schema = OpSchema{};  // nothing runs: every gate is the build's verdict
     schema->name = kModuleOp;
-  } else {
-    schema = manifest.op == kModuleOp ? start_module_oracle(manifest, launcher.options(), &module_ref, error)
-                                      : find_schema(manifest.op, error);
+  } else if (manifest.op == kModuleOp) {
+    schema = start_module_oracle(manifest, launcher.options(), &module_ref, error);
+    if (!schema) return std::nullopt;
+    if (auto issues = check_contract(*schema, &manifest); !issues.empty())
+      return (*error = contract_error(manifest, issues[0]), std::nullopt);
   }
-  if (!schema) return std::nullopt;
   if (manifest.device != "cpu" && manifest.device != "cuda") return (*error = "unknown device " + manifest.device, std::nullopt);
-  const std::vector<DType> allowed = schema->float_dtypes();
-  for (DType d : manifest.dtypes)
-    if (!unbuilt_module && std::find(allowed.begin(), allowed.end(), d) == allowed.end())
-      return (*error = std::string("dtype ") + dtype_name(d) + " is outside the schema of " + manifest.op, std::nullopt);
-  for (const auto& [name, v] : manifest.attrs)
-    if (!unbuilt_module && !schema->attribute(name)) return (*error = "op " + manifest.op + " has no attribute '" + name + "'", std::nullopt);
-  for (const auto& [name, lim] : manifest.shapes)
-    if (!unbuilt_module && !schema->dims.count(name)) return (*error = "op " + manifest.op + " has no dim '" + name + "'", std::nullopt);
   if (access(manifest.source.c_str(), R_OK) != 0)
     return (*error = "cannot read kernel source " + manifest.source, std::nullopt);
   for (const std::string& g : options.gates)
@@ -183,7 +188,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   CaseSpace space(*schema, manifest);
   const GpuTurn::Totals turns_before = GpuTurn::process_totals();
   GateContext base{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
-                   report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, ""};
+                   report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, "", {}, {}, {}};
   // The timing gate's timed loop keeps its GPU turn (file_lock.h) from the first timed call to the
   // peaks, so no other gauntlet child on the host runs there in between; entered and left on the
   // timing gate's thread.
@@ -389,7 +394,7 @@ std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Laun
     if (space.dtypes().empty()) return (*error = "no dtype to check", std::nullopt);
     dtype = space.dtypes()[0];
   }
-  GateContext ctx{*schema, built, space, launcher, build.so_path, build.source_hash, "", 0, 1, "", ""};
+  GateContext ctx{*schema, built, space, launcher, build.so_path, build.source_hash, "", 0, 1, "", "", {}, {}, {}};
   GateVerdict failed;
   auto session = open_session(ctx, "kbcheck", &failed);
   if (!session) return (result.reason = failed.message, result);

@@ -185,6 +185,74 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
   EXPECT_NE(ok.out.find("seed 18446744073709551615"), std::string::npos) << ok.out;
 }
 
+// A contract the op's schema cannot test (an attribute of the wrong kind, out of range or not a dim
+// of the input; a dim limit below the schema's smallest size; attributes that break the schema's
+// attr_constraints) is the manifest's field error, exit 2, before anything is built: it used to be
+// a harness-error of every gate, charged to the run. A flag's value names the flag.
+TEST(Cli, AContractItsSchemaCannotTestIsAFieldErrorBeforeAnythingRuns) {
+  const std::string dir = temp_dir();
+  const std::string amax = kCorpus + "/controls/amax.cpp", clamp = kCorpus + "/controls/clamp.cpp";
+  auto manifest = [&](const std::string& name, const std::string& op, const std::string& src, const std::string& attrs,
+                      const std::string& shapes) {
+    write_file(dir + "/" + name, "{\"op\": \"" + op + "\", \"source\": \"" + src + "\", \"attrs\": " + attrs +
+                                     ", \"shapes\": " + shapes + "}");
+    return dir + "/" + name;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"verify", manifest("frac.json", "amax", amax, "{\"dim\": 1.5}", "{}")},
+       dir + "/frac.json: field 'attrs/dim': 1.5 is not a whole number"},
+      {{"verify", manifest("nodim.json", "amax", amax, "{\"dim\": 99}", "{}")},
+       dir + "/nodim.json: field 'attrs/dim': 99 is no dim of x (its shapes: [M,N] or [B,M,N])"},
+      {{"verify", manifest("below.json", "amax", amax, "{}", "{\"N\": {\"max\": 0}}")},
+       dir + "/below.json: field 'shapes/N': max 0 is below op amax's smallest N, 1"},
+      {{"verify", manifest("above.json", "amax", amax, "{}", "{\"M\": {\"min\": 70000}}")},
+       dir + "/above.json: field 'shapes/M': min 70000 is above op amax's largest M, 65536"},
+      {{"verify", manifest("crossed.json", "amax", amax, "{}", "{\"M\": {\"min\": 9, \"max\": 3}}")},
+       dir + "/crossed.json: field 'shapes/M': min 9 is above max 3"},
+      {{"verify", manifest("attr.json", "amax", amax, "{\"dimm\": 1}", "{}")},
+       dir + "/attr.json: field 'attrs/dimm': op amax has no attribute 'dimm' (it has dim)"},
+      {{"verify", manifest("dim.json", "amax", amax, "{}", "{\"Q\": {\"max\": 4}}")},
+       dir + "/dim.json: field 'shapes/Q': op amax has no dim 'Q' (it has B, M, N)"},
+      {{"verify", manifest("op.json", "amaxx", amax, "{}", "{}")}, dir + "/op.json: field 'op': unknown op 'amaxx'"},
+      {{"verify", manifest("order.json", "clamp", clamp, "{\"lo\": 1, \"hi\": 0}", "{}")},
+       dir + "/order.json: field 'attrs': hi=0, lo=1 violates op clamp's attribute constraint 'lo <= hi'"},
+      {{"verify", manifest("range.json", "clamp", clamp, "{\"lo\": 1e9}", "{}")},
+       dir + "/range.json: field 'attrs/lo': 1000000000 is outside op clamp's range [-10000, 10000]"},
+      {{"verify", manifest("boolean.json", "clamp", clamp, "{\"hi\": true}", "{}")},
+       dir + "/boolean.json: field 'attrs/hi': true is a bool"},
+      {{"verify", "--op", "amax", "--kernel", amax, "--attr", "dim=-4"}, "--attr dim: -4 is no dim of x"},
+      {{"verify", dir + "/frac.json", "--attr", "dim=5"}, "--attr dim: 5 is no dim of x"},
+      {{"audit", dir + "/nodim.json", "--db", dir + "/a.db"}, "field 'attrs/dim': 99 is no dim of x"},
+  };
+  for (const auto& [args, expected] : cases) {
+    auto r = run_gauntlet(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_NE(r.exit_code, 0) << joined << "\n" << r.out << r.err;
+    EXPECT_NE((r.err + r.out).find(expected), std::string::npos) << joined << ": " << r.out << r.err;
+    if (args[0] == "verify") {
+      EXPECT_EQ(r.exit_code, 2) << joined << "\n" << r.err;
+      EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << joined << ": not one line: " << r.err;
+      EXPECT_EQ(r.err.find("verifying"), std::string::npos) << joined << ": something ran: " << r.err;
+    }
+  }
+  // `schemas lint` lints a kernel manifest as the contract it is, naming file and field.
+  auto lint = run_gauntlet({"schemas", "lint", dir + "/nodim.json", dir + "/order.json", kCorpus + "/controls/amax.json"});
+  EXPECT_EQ(lint.exit_code, 1) << lint.out << lint.err;
+  EXPECT_NE(lint.out.find(dir + "/nodim.json: /attrs/dim: 99 is no dim of x"), std::string::npos) << lint.out;
+  EXPECT_NE(lint.out.find(dir + "/order.json: /attrs: hi=0, lo=1 violates"), std::string::npos) << lint.out;
+  EXPECT_NE(lint.out.find("0 schemas, 3 kernel manifests, 2 issues"), std::string::npos) << lint.out;
+  // Controls: whole numbers for double attributes are those doubles, and a fixed dim that only the
+  // 3-D shapes have draws only 3-D cases (it used to draw 2-D ones the oracle then rejected).
+  auto whole = run_gauntlet({"verify", manifest("whole.json", "clamp", clamp, "{\"lo\": -1, \"hi\": 1}", "{}"),
+                             "--gates", "contract,accuracy", "--quiet"});
+  EXPECT_EQ(whole.exit_code, 0) << whole.out << whole.err;
+  auto third = run_gauntlet({"verify", "--op", "amax", "--kernel", amax, "--attr", "dim=2", "--gates",
+                             "contract,accuracy,shapes", "--quiet", "--json", dir + "/third.json"});
+  EXPECT_EQ(third.exit_code, 0) << third.out << third.err;
+  EXPECT_EQ(third.out.find("harness-error"), std::string::npos) << third.out;
+}
+
 // A replay file with a field of the wrong kind names the field; one whose case is larger than the
 // machine is refused before any allocation (it used to try 8 PB and print C++ frames).
 TEST(Cli, BrokenReplayFilesNameTheirFieldAndAllocateNothing) {
