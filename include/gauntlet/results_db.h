@@ -51,6 +51,9 @@ class ResultsDb {
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
 
+  // Whether every page reads back as a well-formed database (PRAGMA quick_check): a run checks
+  // before it writes, so a damaged file is one clear error up front, not failed writes mid-run.
+  bool check_intact(std::string* error);
   bool put_gate(const KernelKey& key, const GateVerdict& v, std::string* error);
   bool put_kernel(const KernelKey& key, const KernelRecord& record, std::string* error);
   // The stored verdicts of a kernel's gates, by gate name (resume: these are not rerun).

@@ -109,7 +109,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   if (entries->empty())
     return fail(o.path + " holds no kernel: no manifest, KernelBench module or JSONL line to audit");
   auto db = ResultsDb::open(o.db_path, &error);
-  if (!db) return fail(error);
+  if (!db || !db->check_intact(&error)) return fail(error);
 
   const int jobs = std::max(1, o.jobs);
   std::vector<int> gpus = o.gpus;
@@ -266,6 +266,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
 
   // The lanes report each gate and kernel on the pipe; the parent only draws the progress.
   int lane_failures = 0, db_failures = 0;
+  std::string db_error;  // the first failed write a lane reported: the audit stops there
   {
     AuditProgress progress(int(cpu.size() + gpu.size()), gates_to_run, isatty(2) == 1, o.progress_seconds, stderr);
     std::string buf;
@@ -294,6 +295,14 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
           GateVerdict v;
           v.status = arg == "pass" ? Status::Pass : arg == "skip" ? Status::Skip : Status::Fail;
           progress.gate_done(v);
+        } else if (line[0] == 'd') {
+          // Every later write would fail the same way: the other lanes stop now, not after hours of
+          // gates that could not be stored.
+          if (db_error.empty()) {
+            db_error = arg;
+            for (pid_t pid : pids) kill(pid, SIGTERM);
+            stop_builder();
+          }
         } else if (line[0] == 'k') {
           progress.kernel_done(arg);
         } else if (line[0] == 's') {
@@ -308,13 +317,18 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
       int status = 0;
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
       if (WIFEXITED(status) && WEXITSTATUS(status) == 3) ++db_failures;
-      else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++lane_failures;
+      else if (db_error.empty() && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) ++lane_failures;
     }
   }
   // Every module a lane verified is built by now; what the build-ahead lane still does is not needed.
   if (builder > 0) {
     kill(builder, sig ? SIGTERM : SIGKILL);
     while (waitpid(builder, nullptr, 0) < 0 && errno == EINTR) {}
+  }
+  // A failed write ends the audit with its one line: the summary would read the failing file.
+  if (!db_error.empty()) {
+    const bool damaged = db_error.find("the database is damaged") != std::string::npos;
+    return fail(db_error + (damaged ? "; the audit stopped" : "; the audit stopped, rerun to continue (what was stored is kept)"));
   }
   if (!sig) sig = watch.take();  // arrived as the last lanes finished: still one line, resumable
   if (sig) return interrupted(sig, o);
@@ -339,7 +353,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   info.overhead_seconds = {double(setup_time.ns.load()) * 1e-9, double(lane_time.ns.load()) * 1e-9,
                            double(finish_time.ns.load()) * 1e-9};
   print_audit_summary(records, info, out);
-  if (db_failures) return fail("the results database failed (see above); the audit stopped, rerun to continue");
+  if (db_failures) return fail("an audit lane could not write the results database; the audit stopped, rerun to continue");
   if (lane_failures) return fail("an audit lane stopped on a harness error (see above); its kernel is incomplete, rerun to retry");
   for (const nlohmann::json& r : records)
     if (r.value("verdict", "") != "pass") return 1;

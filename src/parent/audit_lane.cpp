@@ -311,8 +311,10 @@ int run_lane(const LaneConfig& c) {
     }
   }
   send(c.progress_fd, "o " + std::to_string(overhead_ns) + "\n");
-  if (db_failed) {
-    std::fprintf(stderr, "\ngauntlet: error: %s\n", err.c_str());
+  if (db_failed) {  // the parent says it, once, whichever lanes saw it
+    std::string line = err;
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    send(c.progress_fd, "d " + line + "\n");
     return 3;
   }
   return harness_error ? 4 : 0;

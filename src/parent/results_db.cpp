@@ -89,6 +89,15 @@ std::string damaged(const std::string& path, const std::string& table, sqlite3* 
          "): the database is damaged; sqlite3's .recover may save its rows";
 }
 
+// Why a write failed: sqlite's message, and when the file itself is damaged, that said plainly
+// (a rerun would fail the same way; the rows written before are still in it).
+std::string write_failed(const std::string& path, const std::string& what, sqlite3* db) {
+  const int code = sqlite3_errcode(db);
+  std::string msg = path + ": " + what + ": " + sqlite3_errmsg(db);
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) msg += ": the database is damaged; sqlite3's .recover may save its rows";
+  return msg;
+}
+
 int gate_rank(const std::string& name) {
   static const std::vector<std::string> order = gate_names();
   auto it = std::find(order.begin(), order.end(), name);
@@ -150,6 +159,22 @@ std::unique_ptr<ResultsDb> ResultsDb::open_impl(const std::string& path, bool re
 
 ResultsDb::~ResultsDb() { sqlite3_close(db_); }
 
+bool ResultsDb::check_intact(std::string* error) {
+  std::lock_guard<std::mutex> lock(db_mutex());
+  std::string e;
+  Stmt q(db_, "PRAGMA quick_check(1)", &e);
+  const int rc = e.empty() ? sqlite3_step(q.s) : SQLITE_ERROR;
+  const std::string verdict = rc == SQLITE_ROW ? q.col(0) : (e.empty() ? sqlite3_errmsg(db_) : e);
+  if (verdict == "ok") return true;
+  // sqlite's report is several lines ("*** in database main ***\nPage 4: ..."): made one.
+  std::string why = verdict;
+  if (size_t at = why.find("*** in database main ***"); at != std::string::npos) why.erase(at, 24);
+  for (char& ch : why) if (ch == '\n') ch = ' ';
+  why.erase(0, why.find_first_not_of(' '));
+  *error = path_ + ": the database is damaged (" + why + "); sqlite3's .recover may save its rows";
+  return false;
+}
+
 bool ResultsDb::exec(const std::string& sql, std::string* error) {
   char* msg = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &msg) == SQLITE_OK) return true;
@@ -177,7 +202,7 @@ bool ResultsDb::put_gate(const KernelKey& key, const GateVerdict& v, std::string
   sqlite3_bind_int(st.s, 11, v.cases);
   st.text_or_null(12, v.outputs_sha256);
   st.text_or_null(13, v.evidence.empty() ? "" : v.evidence.dump());
-  if (sqlite3_step(st.s) != SQLITE_DONE) return (*error = path_ + ": storing gate " + v.name + ": " + sqlite3_errmsg(db_), false);
+  if (sqlite3_step(st.s) != SQLITE_DONE) return (*error = write_failed(path_, "storing gate " + v.name, db_), false);
   return true;
 }
 
@@ -201,7 +226,7 @@ bool ResultsDb::put_kernel(const KernelKey& key, const KernelRecord& rec, std::s
   st.text_or_null(9, rec.report.is_null() ? "" : rec.report.dump());
   st.text_or_null(10, rec.entry_error);
   st.text_or_null(11, rec.info.is_object() ? rec.info.dump() : "");
-  if (sqlite3_step(st.s) != SQLITE_DONE) return (*error = path_ + ": storing kernel " + rec.entry + ": " + sqlite3_errmsg(db_), false);
+  if (sqlite3_step(st.s) != SQLITE_DONE) return (*error = write_failed(path_, "storing kernel " + rec.entry, db_), false);
   return true;
 }
 
@@ -354,7 +379,7 @@ bool merge_databases(const std::vector<std::string>& inputs, const std::string& 
       return (*error = "merge: the output " + output + " is also an input (" + in + ")", false);
   }
   auto db = ResultsDb::open(output, error);
-  if (!db) return false;
+  if (!db || !db->check_intact(error)) return false;
   for (const std::string& in : inputs)
     if (!db->merge_from(in, error)) return false;
   return true;

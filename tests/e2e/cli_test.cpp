@@ -470,32 +470,40 @@ TEST(Replay, CorruptOrMismatchedFilesAreClearErrors) {
 
 // A results database with a damaged page: `report` (and `merge`) say so and exit 2, never "0
 // kernels" with exit 0 (the scan used to stop at the damage and pass for the end of the table).
-TEST(Cli, ReportOnADamagedDatabaseSaysSoAndExitsTwo) {
-  const std::string dir = temp_dir();
+// A results database of 400 kernels with one page of its kernels table overwritten (the page
+// holding k200's row), as a bad disk would leave it.
+std::string damaged_database(const std::string& dir) {
   const std::string db_path = dir + "/a.db";
   {
     std::string error;
     auto db = gauntlet::ResultsDb::open(db_path, &error);
-    ASSERT_TRUE(db) << error;
+    EXPECT_TRUE(db) << error;
+    if (!db) return db_path;
     const nlohmann::json gates = nlohmann::json::array();
     for (int i = 0; i < 400; ++i) {
       const std::string h = "k" + std::to_string(i);
       nlohmann::json report = {{"verdict", "pass"}, {"op", "relu"}, {"kernel_hash", h}, {"seed", 1}, {"gates", gates},
                                {"padding", std::string(1500, 'x')}};  // many pages of kernels
-      ASSERT_TRUE(db->put_kernel({h, "m", "0.1.0", 1}, {"k/" + h + ".json", "relu", "cpu", "pass", report, ""}, &error))
+      EXPECT_TRUE(db->put_kernel({h, "m", "0.1.0", 1}, {"k/" + h + ".json", "relu", "cpu", "pass", report, ""}, &error))
           << error;
     }
   }
   auto good = run_gauntlet({"report", db_path, "--json", dir + "/good.json"});
-  ASSERT_EQ(good.exit_code, 0) << good.err;
-  // One page of the kernels table overwritten (the one holding k200's row), as a bad disk would.
+  EXPECT_EQ(good.exit_code, 0) << good.err;
   std::string bytes = read_file(db_path);
   const size_t row = bytes.find("k/k200.json");
-  ASSERT_NE(row, std::string::npos);
+  EXPECT_NE(row, std::string::npos);
   const size_t page = row / 4096 * 4096;
-  ASSERT_GT(page, 0u);
+  EXPECT_GT(page, 0u);
+  if (row == std::string::npos || page == 0) return db_path;
   std::fill(bytes.begin() + page, bytes.begin() + page + 4096, '\x55');
   write_file(db_path, bytes);
+  return db_path;
+}
+
+TEST(Cli, ReportOnADamagedDatabaseSaysSoAndExitsTwo) {
+  const std::string dir = temp_dir();
+  const std::string db_path = damaged_database(dir);
   for (const std::vector<std::string>& args : {std::vector<std::string>{"report", db_path, "--json", "-"},
                                                std::vector<std::string>{"report", db_path, "-o", dir + "/r.html"}}) {
     auto r = run_gauntlet(args);
@@ -504,6 +512,32 @@ TEST(Cli, ReportOnADamagedDatabaseSaysSoAndExitsTwo) {
     EXPECT_NE(r.err.find("a.db"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+// An audit or a merge into a damaged database says so in one line before anything runs (it used
+// to start, print a blank line and one failed write per lane, then "rerun to continue", which could
+// not help), and leaves the file as it was.
+TEST(Cli, AnAuditOrMergeIntoADamagedDatabaseSaysSoOnceBeforeAnythingRuns) {
+  const std::string dir = temp_dir();
+  const std::string db_path = damaged_database(dir);
+  const std::string before = read_file(db_path);
+  write_file(dir + "/other.db", "");
+  {
+    std::string error;
+    ASSERT_TRUE(gauntlet::ResultsDb::open(dir + "/other.db", &error)) << error;
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"audit", kCorpus + "/controls/relu.json", "--db", db_path, "--gates", "contract"},
+        std::vector<std::string>{"merge", dir + "/other.db", "-o", db_path}}) {
+    auto r = run_gauntlet(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.out << r.err;
+    EXPECT_EQ(r.err.rfind("gauntlet: error: " + db_path + ": the database is damaged (", 0), 0u) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(".recover may save its rows"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("rerun"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.out.find("verdicts"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(read_file(db_path), before);
 }
 
 // A --json that cannot be written (here: a directory of that name) fails with its name, exit 2,

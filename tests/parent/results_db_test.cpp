@@ -229,6 +229,41 @@ TEST(ManifestHash, DiffersByContractNotByPath) {
 // A database written before the entry_info column (a JSONL line's name, line and fields) still
 // opens: read-only it reads without the column, read-write it gains the column, and merging it
 // into a new database keeps its rows.
+// A write into a damaged page says the file is damaged (a rerun would fail the same way), and
+// check_intact finds the damage before any write.
+TEST(ResultsDb, AWriteIntoADamagedPageSaysTheDatabaseIsDamaged) {
+  TempDir t;
+  const std::string path = t.path + "/damaged.db";
+  std::string error;
+  {
+    auto db = ResultsDb::open(path, &error);
+    ASSERT_TRUE(db) << error;
+    EXPECT_TRUE(db->check_intact(&error)) << error;
+    for (int i = 0; i < 200; ++i)
+      ASSERT_TRUE(db->put_kernel({"k" + std::to_string(i), "m", "0.1.0", 1},
+                                 {"e" + std::to_string(i) + std::string(1500, 'x'), "relu", "cpu", "pass", nullptr, ""}, &error))
+          << error;
+  }
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t row = bytes.find("e100x");
+  ASSERT_NE(row, std::string::npos);
+  std::fill(bytes.begin() + row / 4096 * 4096, bytes.begin() + row / 4096 * 4096 + 4096, '\x55');
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  auto db = ResultsDb::open(path, &error);
+  ASSERT_TRUE(db) << error;
+  EXPECT_FALSE(db->check_intact(&error));
+  EXPECT_NE(error.find("the database is damaged"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  error.clear();
+  EXPECT_FALSE(db->put_kernel({"k100", "m", "0.1.0", 1}, {"e100", "relu", "cpu", "fail", nullptr, ""}, &error));
+  EXPECT_NE(error.find("storing kernel e100"), std::string::npos) << error;
+  EXPECT_NE(error.find("the database is damaged"), std::string::npos) << error;
+}
+
 TEST(ResultsDb, ADatabaseFromBeforeEntryInfoStillOpens) {
   TempDir t;
   const std::string old_db = t.path + "/old.db";
