@@ -378,11 +378,25 @@ bool merge_databases(const std::vector<std::string>& inputs, const std::string& 
     if (in == output || same_file)
       return (*error = "merge: the output " + output + " is also an input (" + in + ")", false);
   }
+  // Every input read whole before anything is written: a damaged or foreign one fails the merge
+  // while the output is still as it was.
+  for (const std::string& in : inputs) {
+    auto src = ResultsDb::open_read_only(in, error);
+    if (!src || !src->check_intact(error)) return false;
+    std::string scan_error;
+    src->reports(&scan_error);
+    if (!scan_error.empty()) return (*error = scan_error, false);
+  }
   auto db = ResultsDb::open(output, error);
-  if (!db || !db->check_intact(error)) return false;
-  for (const std::string& in : inputs)
-    if (!db->merge_from(in, error)) return false;
-  return true;
+  bool ok = db && db->check_intact(error);
+  for (size_t i = 0; ok && i < inputs.size(); ++i) ok = db->merge_from(inputs[i], error);
+  // Each input goes in by one transaction, and merging again is idempotent: an output that existed
+  // keeps whole inputs only (rerun to finish); one this merge made is removed, never left partial.
+  if (!ok && !out_exists) {
+    db.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) unlink((output + suffix).c_str());
+  }
+  return ok;
 }
 
 std::string record_label(const nlohmann::json& r) {

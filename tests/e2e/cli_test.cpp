@@ -540,6 +540,32 @@ TEST(Cli, AnAuditOrMergeIntoADamagedDatabaseSaysSoOnceBeforeAnythingRuns) {
   EXPECT_EQ(read_file(db_path), before);
 }
 
+// A merge with one damaged input fails before it writes: an output it would have made is not
+// there, one that existed is byte for byte as it was (it used to keep the inputs before the bad one).
+TEST(Cli, AFailedMergeLeavesNoPartialOutput) {
+  const std::string dir = temp_dir();
+  const std::string damaged = damaged_database(dir);
+  const std::string good = dir + "/good.db", existing = dir + "/existing.db";
+  {
+    std::string error;
+    auto db = gauntlet::ResultsDb::open(good, &error);
+    ASSERT_TRUE(db) << error;
+    ASSERT_TRUE(db->put_kernel({"g1", "m", "0.1.0", 1}, {"k/g1.json", "relu", "cpu", "pass", nlohmann::json::object(), ""}, &error));
+    ASSERT_TRUE(gauntlet::ResultsDb::open(existing, &error)) << error;
+  }
+  const std::string before = read_file(existing);
+  auto made = run_gauntlet({"merge", good, damaged, "-o", dir + "/new.db"});
+  EXPECT_EQ(made.exit_code, 2) << made.out << made.err;
+  EXPECT_NE(made.err.find(damaged + ": the database is damaged"), std::string::npos) << made.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/new.db"));
+  auto into = run_gauntlet({"merge", good, damaged, "-o", existing});
+  EXPECT_EQ(into.exit_code, 2) << into.out << into.err;
+  EXPECT_EQ(read_file(existing), before);
+  auto fine = run_gauntlet({"merge", good, "-o", dir + "/fine.db"});
+  EXPECT_EQ(fine.exit_code, 0) << fine.out << fine.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/fine.db"));
+}
+
 // A --json that cannot be written (here: a directory of that name) fails with its name, exit 2,
 // and leaves no temporary file beside it; the results stay in the database.
 TEST(Cli, AnUnwritableJsonLeavesNoTemporaryFileBehind) {
