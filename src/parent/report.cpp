@@ -79,7 +79,15 @@ void print_report(const KernelReport& r, std::FILE* out) {
                r.kernel_hash.c_str(), (unsigned long long)r.seed);
   if (!r.build.ok) {
     std::fprintf(out, "  build-error: %s\n", r.build.error.c_str());
-    if (!r.build.log_head.empty()) std::fprintf(out, "%s\n", r.build.log_head.c_str());
+    // The compiler's first error lines, less the one the error line above already quotes.
+    size_t start = 0;
+    while (start < r.build.log_head.size()) {
+      size_t end = r.build.log_head.find('\n', start);
+      if (end == std::string::npos) end = r.build.log_head.size();
+      const std::string line = r.build.log_head.substr(start, end - start);
+      if (!line.empty() && r.build.error.find(line) == std::string::npos) std::fprintf(out, "    %s\n", line.c_str());
+      start = end + 1;
+    }
   }
   std::fprintf(out, "  %-15s %-13s %-13s %7s  %s\n", "gate", "status", "category", "time", "message");
   int failed = 0, errors = 0;

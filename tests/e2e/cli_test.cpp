@@ -306,6 +306,19 @@ TEST(Cli, ABuildErrorIsAVerdictWithTheCompilersLines) {
   EXPECT_EQ(j["verdict"], "error");
   EXPECT_EQ(j["gates"][0]["category"], "build-error");
   EXPECT_NE(j["build"]["log_head"].get<std::string>().find("no_such_method"), std::string::npos);
+  // The report above the gates quotes each of the compiler's error lines once (the first one used to
+  // be printed twice: in the error line and again at the head of the log).
+  write_file(dir + "/two.cpp", "#include <torch/torch.h>\ntorch::Tensor forward(torch::Tensor x) { int y = \"s\"; return x + undeclared_name; }\n");
+  auto two = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/two.cpp", "--gates", "contract"});
+  ASSERT_EQ(two.exit_code, 1) << two.out << two.err;
+  const std::string head = two.out.substr(0, two.out.find("  gate "));
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = head.find(what); at != std::string::npos; at = head.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("invalid conversion"), 1u) << head;
+  EXPECT_EQ(count("undeclared_name"), 1u) << head;
 }
 
 TEST(Cli, TimeoutFlagBoundsAHungKernel) {
