@@ -20,11 +20,13 @@ bool interrupt_requested();
 // (the handler's _exit follows at once).
 [[noreturn]] void wait_for_interrupt_exit();
 
-// verify, and an audit lane: on SIGINT or SIGTERM, kill the registered children, write `line`
+// verify, and an audit lane: on SIGINT, SIGTERM or SIGHUP, kill the registered children, write `line`
 // (if not empty) to stderr and _exit(128 + signal). `line` may contain "%s", replaced by the
 // signal's name. Any earlier mask on these two signals is lifted.
 void install_interrupt_exit(const std::string& line);
 
+// "SIGINT", "SIGTERM" or "SIGHUP" (async-signal-safe: a literal).
+const char* signal_name(int sig);
 // The exit status of a run stopped by `sig`: 128 + sig (130 for SIGINT, 143 for SIGTERM).
 inline int interrupted_exit_status(int sig) { return 128 + sig; }
 

@@ -51,7 +51,7 @@ struct Overhead {
 
 bool complete(const KernelRecord& r) { return r.report.is_object() || !r.entry_error.empty(); }
 
-// SIGINT and SIGTERM, blocked in the audit's parent and read from a signalfd: the parent is
+// SIGINT, SIGTERM and SIGHUP, blocked in the audit's parent and read from a signalfd: the parent is
 // woken in its progress loop, tells the lanes (which kill their children and exit) and then
 // says, in one line, how to resume. Blocked from the start, so that no thread takes them.
 struct InterruptWatch {
@@ -61,6 +61,7 @@ struct InterruptWatch {
     sigemptyset(&both);
     sigaddset(&both, SIGINT);
     sigaddset(&both, SIGTERM);
+    sigaddset(&both, SIGHUP);  // the terminal closed: stopped as by SIGTERM, resumably
     pthread_sigmask(SIG_BLOCK, &both, nullptr);
     fd = signalfd(-1, &both, SFD_CLOEXEC | SFD_NONBLOCK);
   }
@@ -77,7 +78,7 @@ struct InterruptWatch {
 
 int interrupted(int sig, const AuditOptions& o) {
   std::fprintf(stderr, "%sgauntlet: interrupted by %s: every finished gate is kept in %s; run the same command again (same --db) to resume\n",
-               isatty(2) == 1 ? "\n" : "", sig == SIGINT ? "SIGINT" : "SIGTERM", o.db_path.c_str());
+               isatty(2) == 1 ? "\n" : "", signal_name(sig), o.db_path.c_str());
   return interrupted_exit_status(sig);
 }
 

@@ -1,4 +1,4 @@
-// SIGINT/SIGTERM handling: a registry of started children that a signal handler can kill.
+// SIGINT/SIGTERM/SIGHUP handling: a registry of started children that a signal handler can kill.
 #include "gauntlet/interrupt.h"
 
 #include <signal.h>
@@ -31,7 +31,7 @@ void on_interrupt(int sig) {
   g_interrupted.store(true);
   kill_registered_children();
   if (g_line_len > 0) {
-    const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    const char* name = signal_name(sig);
     if (g_sig_at == size_t(-1)) {
       write_all(g_line, g_line_len);
     } else {
@@ -73,6 +73,10 @@ void kill_registered_children() {
 
 bool interrupt_requested() { return g_interrupted.load(); }
 
+const char* signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
 void wait_for_interrupt_exit() {
   for (;;) pause();
 }
@@ -87,11 +91,13 @@ void install_interrupt_exit(const std::string& line) {
   sigemptyset(&sa.sa_mask);
   sigaddset(&sa.sa_mask, SIGINT);  // the other one, arriving meanwhile, waits: the handler exits
   sigaddset(&sa.sa_mask, SIGTERM);
-  for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &sa, nullptr);
+  sigaddset(&sa.sa_mask, SIGHUP);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   sigset_t both;
   sigemptyset(&both);
   sigaddset(&both, SIGINT);
   sigaddset(&both, SIGTERM);
+  sigaddset(&both, SIGHUP);
   pthread_sigmask(SIG_UNBLOCK, &both, nullptr);
 }
 

@@ -136,7 +136,7 @@ void interrupted_audit(int sig) {
   ASSERT_EQ(db_scalar(db, "SELECT count(*) FROM kernels WHERE verdict IS NOT NULL AND entry LIKE '%infinite%'"), 0);
   const auto t0 = std::chrono::steady_clock::now();
   if (sig == SIGINT) kill(-pid, SIGINT);  // the whole group, as the terminal's Ctrl-C
-  else kill(pid, SIGTERM);               // the parent alone, as `kill` or a scheduler sends it
+  else kill(pid, sig);                   // the parent alone, as `kill`, a scheduler or a closed terminal sends it
   const int status = wait_for(pid, 30);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string log = read_file(t.path + "/first.log");
@@ -144,7 +144,7 @@ void interrupted_audit(int sig) {
   EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << log;
   EXPECT_LT(took, 10.0) << "not prompt";
   EXPECT_EQ(count_lines_with(log, "to resume"), 1) << log;
-  EXPECT_EQ(count_lines_with(log, std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")), 1) << log;
+  EXPECT_EQ(count_lines_with(log, std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")), 1) << log;
   EXPECT_EQ(log.find("Traceback"), std::string::npos) << log;
   EXPECT_EQ(log.find("KeyboardInterrupt"), std::string::npos) << log;
   EXPECT_EQ(log.find("harness error"), std::string::npos) << log;
@@ -177,8 +177,13 @@ TEST(Interrupt, SigtermToTheParentStopsAnAuditResumably) {
   interrupted_audit(SIGTERM);
 }
 
-TEST(Interrupt, VerifyStopsOnSigintAndSigtermWithOneLineAndNoOrphans) {
-  for (int sig : {SIGINT, SIGTERM}) {
+TEST(Interrupt, SighupToTheParentStopsAnAuditResumably) {
+  REQUIRE_PYTHON_TORCH();
+  interrupted_audit(SIGHUP);
+}
+
+TEST(Interrupt, VerifyStopsOnSigintSigtermAndSighupWithOneLineAndNoOrphans) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     TempDir t;
     const std::string json = t.path + "/report.json";
     const pid_t pid = spawn_gauntlet({"verify", kCorpus + "/hostile/infinite_loop.json", "--gates", "contract,accuracy", "--timeout", "120",
@@ -198,7 +203,7 @@ TEST(Interrupt, VerifyStopsOnSigintAndSigtermWithOneLineAndNoOrphans) {
     ASSERT_GE(children, 3) << read_file(t.path + "/verify.log");
     before = descendants(pid);
     if (sig == SIGINT) kill(-pid, SIGINT);
-    else kill(pid, SIGTERM);
+    else kill(pid, sig);
     const int status = wait_for(pid, 30);
     const std::string log = read_file(t.path + "/verify.log");
     ASSERT_TRUE(status != -1 && WIFEXITED(status)) << log;
