@@ -41,8 +41,16 @@ def first_line(s):
     return s.splitlines()[0] if s else s
 
 
+def error_text(e):
+    """An exception in one line that always says something: a MemoryError's str() is empty."""
+    text = "%s: %s" % (type(e).__name__, first_line(e)) if first_line(e) else type(e).__name__
+    if isinstance(e, MemoryError):
+        text += " (out of memory: more than the worker's memory limit, --memory-limit)"
+    return text
+
+
 def exception_reply(rep, e):
-    text = "%s: %s" % (type(e).__name__, first_line(e))
+    text = error_text(e)
     low = text.lower()
     oom = isinstance(e, MemoryError) or "out of memory" in low or "can't allocate memory" in low \
         or type(e).__name__ == "OutOfMemoryError"

@@ -7,7 +7,7 @@ from . import state
 from .baselines import Baselines, compiled_baseline_unavailable
 from .building import Prebuilt, Recorder, cache_env, error_lines, seed_private_caches
 from .pch import offered_headers
-from .cases import first_line, run_case
+from .cases import error_text, first_line, run_case
 from .loading import BUILD_PREFIX, REFERENCE_PREFIX, load_module, load_source, split_entry, use_flock_baton
 from .messages import (decode_case, decode_load, decode_time, encode_case_reply, encode_load_reply, encode_peaks,
                        encode_time_reply, new_time_reply)
@@ -184,7 +184,7 @@ def serve(policy):
                                          error_lines(recorder.failed)), "", notes))
             return 5
         write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(
-            False, "loading the Python module failed%s: %s: %s" % (where, type(e).__name__, first_line(e)), "", notes))
+            False, "loading the Python module failed%s: %s" % (where, error_text(e)), "", notes))
         return 4
     if state.DEVICE == "cuda":
         # Torch's CUDA start and a copy each way while loading: the parent gives a child its GPU
@@ -214,20 +214,20 @@ def serve(policy):
         try:
             req = decode_case(payload)
         except Exception as e:
-            rep = {"case_id": 0, "code": WORKER_INTERNAL_ERROR, "message": "worker could not decode the case: %s" % e,
+            rep = {"case_id": 0, "code": WORKER_INTERNAL_ERROR, "message": "worker could not decode the case: %s" % error_text(e),
                    "calls": [], "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
         else:
             try:
                 rep = reference.run(req) if reference else run_case(model, req, load["record_ops"])
             except BaseException as e:  # noqa: B902
                 rep = {"case_id": req["case_id"], "code": WORKER_INTERNAL_ERROR,
-                       "message": "worker error: %s: %s" % (type(e).__name__, first_line(e)), "calls": [],
+                       "message": "worker error: %s" % error_text(e), "calls": [],
                        "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
         try:
             body = encode_case_reply(rep)
         except BaseException as e:  # noqa: B902
             body = encode_case_reply({"case_id": rep["case_id"], "code": WORKER_INTERNAL_ERROR,
-                                      "message": "worker error encoding the reply: %s" % e, "calls": [],
+                                      "message": "worker error encoding the reply: %s" % error_text(e), "calls": [],
                                       "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [],
                                       "findings": []})
         write_frame(REPLY_FD, T_CASE_REPLY, body)

@@ -298,6 +298,11 @@ OracleResult ModuleReference::evaluate(const std::vector<at::Tensor>& inputs) {
   OracleResult r;
   if (o.kind != Outcome::Kind::Ok || o.reply.calls.empty()) {
     r.error = "the reference Model (" + manifest_.source + "): " + (o.message.empty() ? "no result" : o.message);
+    // The problem's fp64 evaluation did not fit the worker's limit: gauntlet's bound, said with the remedy.
+    if (o.kind == Outcome::Kind::OutOfMemory || o.message.find("can't allocate memory") != std::string::npos ||
+        o.message.find("MemoryError") != std::string::npos)
+      r.error += " (its float64 evaluation of this case needs more than the worker's memory limit of " +
+                 std::to_string(launcher_->options().memory_limit_bytes >> 20) + " MiB: raise --memory-limit)";
     return r;
   }
   // The case dtype: the first floating input's (the schema's first input is floating).

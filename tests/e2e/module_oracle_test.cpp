@@ -157,6 +157,53 @@ TEST(ModuleOracle, ReferenceChildRunsWithTheOracleThreads) {
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
 }
 
+// The reference Model running out of memory on a case (here: a MemoryError, whose message is
+// empty, raised only in float64) is gauntlet's bound, not the candidate's fault: a harness-error
+// that names the error and says to raise --memory-limit, never an empty reason.
+TEST(ModuleOracle, AReferenceOutOfMemoryIsAHarnessErrorWithTheRemedy) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  write_file(dir + "/oom.py", R"(import torch
+import torch.nn as nn
+
+calls = [0]
+
+class Model(nn.Module):
+    def forward(self, x):
+        if x.dtype == torch.float64:
+            calls[0] += 1
+            if calls[0] > LOAD_CALLS:
+                raise MemoryError()
+        return x * 2
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+def get_init_inputs():
+    return []
+)");
+  const std::string module = read_file(dir + "/oom.py");
+  // At load (the reference describes its outputs in float64 first): not verifiable, said so.
+  write_file(dir + "/oom_at_load.py", "LOAD_CALLS = 0\n" + module);
+  auto at_load = run_gauntlet({"verify", dir + "/oom_at_load.py", "--gates", "accuracy", "--quiet"});
+  EXPECT_EQ(at_load.exit_code, 2) << at_load.out << at_load.err;
+  EXPECT_NE(at_load.err.find("MemoryError (out of memory"), std::string::npos) << at_load.err;
+  EXPECT_NE(at_load.err.find("raise --memory-limit"), std::string::npos) << at_load.err;
+  // On a case, after a load that fit.
+  write_file(dir + "/oom.py", "LOAD_CALLS = 1\n" + module);
+  const Verified r = verify_report({dir + "/oom.py", "--gates", "accuracy"});
+  ASSERT_TRUE(r.report.is_object()) << r.log;
+  const nlohmann::json& g = report_gate(r.report, "accuracy");
+  EXPECT_EQ(g["category"], "harness-error") << g.dump();
+  const std::string message = g["message"];
+  EXPECT_NE(message.find("MemoryError"), std::string::npos) << message;
+  EXPECT_NE(message.find("raise --memory-limit"), std::string::npos) << message;
+}
+
 struct Bug {
   const char* manifest;
   std::vector<const char*> failing_gates;
