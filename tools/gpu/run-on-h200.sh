@@ -194,6 +194,10 @@ if [ "${GPU_AUDIT:-0}" = 1 ]; then
     timeout -s TERM "${GPU_AUDIT_LIMIT:-0}" "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-8}" \
       --db "$OUT/audit-$part.db" --json "$OUT/audit-$part.json" > "$OUT/audit-$part.log" 2>&1
     echo "exit $? wall $(python3 -c "import time; print(round(time.time() - $a0, 1))") s" | tee -a "$OUT/audit-$part.log" "$OUT/steps.log"
+    # An audit cut by SIGTERM leaves its rows in the -wal file; folded into the .db, which then
+    # holds everything alone (the device tool brings back only a few files).
+    python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" \
+      "$OUT/audit-$part.db" 2>> "$OUT/steps.log"
     # GPU_AUDIT_REPLAY=N: `gauntlet replay` of the first N replay files the audit left (one per kernel).
     for rp in $(python3 -c "
 import json, sys
@@ -231,6 +235,7 @@ if [ -n "${GPU_KB:-}" ]; then
   echo "exit $kb_rc wall $kb_wall s" | tee -a "$OUT/kb-audit.log" "$OUT/steps.log"
   "$BUILD_DIR"/gauntlet report "$kb_db" --json "$OUT/kb-audit.json" -o "$OUT/kb-report.html" >> "$OUT/kb.log" 2>&1
   python3 tools/corpus/audit_summary.py "$OUT/kb-audit.json" --wall "$kb_wall" | tee "$OUT/kb-summary.txt"
+  python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" "$kb_db" 2>> "$OUT/steps.log"
   cp "$kb_db" "$OUT/" 2>/dev/null
 fi
 # What the module build steps took, and whether their C++ units read the precompiled header.
