@@ -44,6 +44,15 @@ const CLI::Validator kSeedValidator(
     },
     "SEED");
 
+// --gates '' would otherwise mean every gate: an empty subset is a mistake, not "all".
+const CLI::Validator kSomeGate(
+    [](std::string& text) -> std::string {
+      if (text.find_first_not_of(" ,") == std::string::npos)
+        return "'" + text + "' names no gate: give at least one (e.g. contract,accuracy), or leave --gates out for all";
+      return "";
+    },
+    "GATES");
+
 int fail_usage(const std::string& msg) {
   std::fprintf(stderr, "gauntlet: error: %s\n", msg.c_str());
   return 2;
@@ -365,7 +374,7 @@ int main(int argc, char** argv) {
   verify->add_option("--json", vf.json_path, "write the per-kernel JSON report here");
   verify->add_option("--junit", vf.junit_path, "write JUnit XML here: a test case per gate, failures with the replay command");
   verify->add_option("--budget", vf.budget, "case-budget multiplier for deeper runs (default 1)")->check(CLI::Range(1, 1000));
-  verify->add_option("--gates", vf.gates, "comma-separated subset of gates to run");
+  verify->add_option("--gates", vf.gates, "comma-separated subset of gates to run")->check(kSomeGate);
   verify->add_option("--replay-dir", vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
   verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
   verify->add_option("--oracle-threads", vf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
@@ -411,7 +420,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   audit->add_option("--seed", ao.verify.seed, "master seed (default 1; part of the stored results' key)")->check(kSeedValidator);
   audit->add_option("--budget", ao.verify.budget, "case-budget multiplier (default 1)")->check(CLI::Range(1, 1000));
-  audit->add_option("--gates", af.v.gates, "comma-separated subset of gates to run");
+  audit->add_option("--gates", af.v.gates, "comma-separated subset of gates to run")->check(kSomeGate);
   audit->add_option("--replay-dir", ao.verify.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
   audit->add_option("--work-dir", ao.work_dir, "where the modules of JSONL inputs are written (default gauntlet-out/audit-work)");
   audit->add_option("--timeout", af.v.timeout, "wall-clock seconds per case sent to a gate process (default 60)");

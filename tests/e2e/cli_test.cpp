@@ -159,6 +159,8 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
       {{"verify", dir + "/nul.json"}, "field 'source': contains a NUL byte"},
       {{"verify", dir + "/relu.json", "--op", "softmax"}, "--op softmax contradicts " + dir + "/relu.json's op 'relu'"},
       {{"verify", "--op", "relu", "--kernel", relu, "--dtypes", ""}, "--dtypes '' names no dtype"},
+      {{"verify", "--op", "relu", "--kernel", relu, "--gates", ""}, "--gates: '' names no gate"},
+      {{"audit", kCorpus + "/controls/relu.json", "--gates", " , ", "--db", dir + "/audit-a.db"}, "names no gate"},
       {{"merge", dir + "/./a.db", "-o", dir + "/a.db"}, "is also an input"},
       {{"merge", dir + "/link.db", "-o", dir + "/a.db"}, "is also an input"},
       {{"verify", dir + "/binary.py"}, dir + "/binary.py: not a Python module: not UTF-8 text"},

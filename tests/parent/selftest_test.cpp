@@ -45,6 +45,26 @@ TEST(SelftestExpectations, DeclaredGateMustFailWithItsCategory) {
   EXPECT_EQ(check_expectations(expect, report("fail", {gate("provenance", Status::Fail, Category::Crash)})).size(), 1u);
 }
 
+// A gate whose outcome on the bug the allocator decides lists both; anything else still fails.
+TEST(SelftestExpectations, AListOfStatusesAcceptsAnyOfThem) {
+  const nlohmann::json expect = {
+      {"verdict", "fail"},
+      {"gates", {{"memory", {{"status", "fail"}, {"category", "wrong-result"}}},
+                 {"statelessness", {{"status", {"fail", "pass"}}, {"category", "wrong-result"}}}}}};
+  for (Status st : {Status::Fail, Status::Pass})
+    EXPECT_TRUE(check_expectations(expect, report("fail", {gate("memory", Status::Fail, Category::WrongResult),
+                                                           gate("statelessness", st, Category::WrongResult)}))
+                    .empty());
+  EXPECT_EQ(check_expectations(expect, report("fail", {gate("memory", Status::Fail, Category::WrongResult),
+                                                       gate("statelessness", Status::Error, Category::Crash)}))
+                .size(),
+            1u);
+  EXPECT_EQ(check_expectations(expect, report("fail", {gate("memory", Status::Fail, Category::WrongResult),
+                                                       gate("statelessness", Status::Fail, Category::Crash)}))
+                .size(),
+            1u);
+}
+
 TEST(SelftestExpectations, StarRuleCoversGatesThatRanTheKernelNotOnesThatSkipped) {
   const nlohmann::json expect = {{"verdict", "error"}, {"gates", {{"*", {{"status", "error"}, {"category", "crash"}}}}}};
   EXPECT_TRUE(check_expectations(expect, report("error", {gate("accuracy", Status::Error, Category::Crash),
