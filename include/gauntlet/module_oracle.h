@@ -65,6 +65,10 @@ inline constexpr double kAmbiguousFactor = 1024;
 // where an element is not judged. `lib` may be empty (the dtype's Model failed: the floor only).
 OracleResult module_envelope(const std::vector<at::Tensor>& ref64, const std::vector<at::Tensor>& lib,
                              DType dtype, int64_t K);
+// The same envelope in plain whole-tensor ATen arithmetic, slow and obviously the formula above:
+// the reference module_envelope's fused passes are tested against (equal up to the mean's rounding).
+OracleResult module_envelope_reference(const std::vector<at::Tensor>& ref64, const std::vector<at::Tensor>& lib,
+                                       DType dtype, int64_t K);
 
 // The synthesized schema: inputs x0, x1, ... at get_inputs()' shapes (fixed dims x0_0, x0_1, ...),
 // their dtypes, value domains and every layout; outputs at Model's shapes; oracle `oracle_id`;

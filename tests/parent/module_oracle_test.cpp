@@ -2,6 +2,7 @@
 // module-envelope tolerance (the child itself runs in tests/e2e/module_oracle_test.cpp).
 #include "gauntlet/module_oracle.h"
 
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -119,6 +120,46 @@ TEST(ModuleOracle, EnvelopeScalesWithTheFrameworksOwnError) {
   OracleResult with_nan = module_envelope({nan_ref}, {nan_ref}, DType::Float32, K);
   out = ref.clone();
   EXPECT_FALSE(judge_output("y", out, with_nan.outputs[0], with_nan.scales[0], DType::Float64, tol, 1).pass);
+}
+
+// The fused envelope is the plain one: on outputs with NaN, infinities, a framework that overflowed
+// at some elements and is off a little elsewhere, across chunk boundaries, the same unjudged
+// elements and the same scales (up to the mean's summation order); and the same bits whatever the
+// thread count.
+TEST(ModuleOracle, FusedEnvelopeEqualsThePlainOne) {
+  at::manual_seed(7);
+  const int64_t n = 3 * (int64_t(1) << 16) + 1234;
+  at::Tensor ref = at::randn({n}, at::kDouble) * 10;
+  ref[5] = NAN;
+  ref[70000] = INFINITY;
+  ref[140000] = -INFINITY;
+  at::Tensor lib = (ref * (1 + 1e-6 * at::randn({n}, at::kDouble))).to(at::kFloat);
+  lib[9] = INFINITY;            // the framework overflowed where the reference is finite
+  lib[100000] = lib[100000] * 2;  // far off: unjudged
+  for (DType dtype : {DType::Float32, DType::Float16}) {
+    for (bool with_lib : {true, false}) {
+      const std::vector<at::Tensor> libs = with_lib ? std::vector<at::Tensor>{lib} : std::vector<at::Tensor>{};
+      const OracleResult plain = module_envelope_reference({ref}, libs, dtype, 64);
+      const OracleResult fused = module_envelope({ref}, libs, dtype, 64);
+      ASSERT_TRUE(fused.ok() && plain.ok());
+      ASSERT_EQ(fused.scales.size(), 1u);
+      const at::Tensor a = fused.scales[0], b = plain.scales[0];
+      EXPECT_TRUE(at::equal(at::isinf(a), at::isinf(b))) << with_lib;
+      // float16 allows the doubled element (its ambiguity bound is wider): only the overflow is unjudged.
+      EXPECT_EQ(at::isinf(a).sum().item<int64_t>(), with_lib ? (dtype == DType::Float32 ? 2 : 1) : 0);
+      const at::Tensor finite = at::isfinite(b);
+      const double worst = ((a - b).abs() / b.abs().clamp_min(1e-300)).masked_select(finite).max().item<double>();
+      EXPECT_LT(worst, 1e-12) << with_lib;
+      EXPECT_TRUE(at::equal(fused.outputs[0].isnan(), plain.outputs[0].isnan()));
+    }
+  }
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  const at::Tensor one = module_envelope({ref}, {lib}, DType::Float32, 64).scales[0];
+  at::set_num_threads(std::max(2, threads));
+  const at::Tensor many = module_envelope({ref}, {lib}, DType::Float32, 64).scales[0];
+  at::set_num_threads(threads);
+  EXPECT_TRUE(at::equal(one, many));
 }
 
 // "reference": resolved beside the manifest, only for Python modules, and carried in the Load's entry.
