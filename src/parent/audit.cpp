@@ -266,7 +266,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   close(progress_pipe[1]);
 
   // The lanes report each gate and kernel on the pipe; the parent only draws the progress.
-  int lane_failures = 0, db_failures = 0;
+  int lane_failures = 0;
   std::string db_error;  // the first failed write a lane reported: the audit stops there
   {
     AuditProgress progress(int(cpu.size() + gpu.size()), gates_to_run, isatty(2) == 1, o.progress_seconds, stderr);
@@ -317,8 +317,12 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     for (pid_t pid : pids) {
       int status = 0;
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 3) ++db_failures;
-      else if (db_error.empty() && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) ++lane_failures;
+      // Exit 3: a lane whose write failed (its 'd' line, read above, carries the reason).
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+        if (db_error.empty()) db_error = "an audit lane could not write the results database " + o.db_path;
+      } else if (db_error.empty() && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        ++lane_failures;
+      }
     }
   }
   // Every module a lane verified is built by now; what the build-ahead lane still does is not needed.
@@ -354,7 +358,6 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   info.overhead_seconds = {double(setup_time.ns.load()) * 1e-9, double(lane_time.ns.load()) * 1e-9,
                            double(finish_time.ns.load()) * 1e-9};
   print_audit_summary(records, info, out);
-  if (db_failures) return fail("an audit lane could not write the results database; the audit stopped, rerun to continue");
   if (lane_failures) return fail("an audit lane stopped on a harness error (see above); its kernel is incomplete, rerun to retry");
   for (const nlohmann::json& r : records)
     if (r.value("verdict", "") != "pass") return 1;

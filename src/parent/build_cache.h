@@ -2,9 +2,9 @@
 // small filesystem helpers builder.cpp and build_cache.cpp share.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "gauntlet/atomic_file.h"
-#include <vector>
 
 namespace gauntlet {
 namespace build_internal {

@@ -91,16 +91,28 @@ std::optional<ModuleDescription> parse_module_description(const std::string& tex
   return d;
 }
 
-OracleResult module_envelope_reference(const std::vector<at::Tensor>& ref64, const std::vector<at::Tensor>& lib,
-                                       DType dtype, int64_t K) {
-  OracleResult r;
+namespace {
+
+// The envelope's bounds for a dtype and reduction length, shared by both implementations below.
+struct EnvelopeBounds {
+  double u;              // the dtype's unit roundoff (scales are expressed in it)
+  double floor_rel;      // a float32 accumulator over K terms: what a correct kernel in any float dtype uses
+  double ambiguous_rel;  // beyond this the dtype's Model is not rounding but overflowing or underflowing
+};
+
+EnvelopeBounds envelope_bounds(DType dtype, int64_t K) {
   const double u32 = num::limits(DType::Float32).unit_roundoff;
   const double u = num::limits(dtype).unit_roundoff;
   const double sqrtK = std::sqrt(double(std::max<int64_t>(K, 1)));
-  // The floor: a float32 accumulator over K terms (what a correct kernel in any float dtype uses).
-  const double floor_rel = kFloorC * u32 * sqrtK;
-  // Beyond this the dtype's Model is not rounding but overflowing or underflowing somewhere.
-  const double ambiguous_rel = kAmbiguousFactor * kFloorC * std::max(u, u32) * sqrtK;
+  return {u, kFloorC * u32 * sqrtK, kAmbiguousFactor * kFloorC * std::max(u, u32) * sqrtK};
+}
+
+}  // namespace
+
+OracleResult module_envelope_reference(const std::vector<at::Tensor>& ref64, const std::vector<at::Tensor>& lib,
+                                       DType dtype, int64_t K) {
+  OracleResult r;
+  const auto [u, floor_rel, ambiguous_rel] = envelope_bounds(dtype, K);
   for (size_t i = 0; i < ref64.size(); ++i) {
     const at::Tensor ref = ref64[i].to(at::kDouble).contiguous();
     const at::Tensor fin = at::isfinite(ref);
@@ -140,11 +152,7 @@ OracleResult module_envelope(const std::vector<at::Tensor>& ref64, const std::ve
   // module_envelope_reference's arithmetic in three parallel passes over raw doubles: about twenty
   // whole-tensor ATen temporaries there (seconds of page faults per case at KernelBench sizes).
   OracleResult r;
-  const double u32 = num::limits(DType::Float32).unit_roundoff;
-  const double u = num::limits(dtype).unit_roundoff;
-  const double sqrtK = std::sqrt(double(std::max<int64_t>(K, 1)));
-  const double floor_rel = kFloorC * u32 * sqrtK;
-  const double ambiguous_rel = kAmbiguousFactor * kFloorC * std::max(u, u32) * sqrtK;
+  const auto [u, floor_rel, ambiguous_rel] = envelope_bounds(dtype, K);
   for (size_t i = 0; i < ref64.size(); ++i) {
     const at::Tensor ref = ref64[i].to(at::kDouble).contiguous();
     const double* pr = ref.data_ptr<double>();
