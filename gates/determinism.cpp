@@ -29,7 +29,6 @@ constexpr int kFirstThreads = 1, kSecondThreads = 2;
 constexpr int64_t kShortBelow = 512;
 constexpr int64_t kLongSizes[] = {512, 2048, 8192};
 constexpr int64_t kSizeCap = 8192;
-constexpr int64_t kCostCap = int64_t(1) << 18;  // case_cost's units, per case
 
 // A round trip outside run_case, counted in the gate's timing the way run_case counts its own.
 Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseRequest& req) {
@@ -227,7 +226,7 @@ class DeterminismGate : public Gate {
       if (!first.get(&failed) || !second.get(&failed)) return failed;
     }
     int judged = 0;
-    const CaseBudget budget = case_budget(ctx.space, kCostCap, kCasesPerBudget);
+    const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, kCasesPerBudget);
     auto pick = [&]() {
       Case c;
       RC_PRE(draw_case(ctx.space, budget.cap, &c));

@@ -46,7 +46,6 @@ constexpr const char* kGate = "layouts";
 constexpr int kCasesPerBudget = 40;
 // Layout bugs show at any size above one element per dim; small shapes keep a case to a few ms.
 constexpr int64_t kSizeCap = 64;
-constexpr int64_t kCostCap = int64_t(1) << 18;  // case_cost's units, per case
 
 // A round trip outside run_case, counted in the gate's timing the way run_case counts its own.
 Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseRequest& req) {
@@ -167,7 +166,7 @@ class LayoutsGate : public Gate {
     }
     std::map<std::string, int> exercised;  // layout name -> cases that used it (before any failure)
     int configurations = 0, single = 0, all = 0;  // cases; with one input non-contiguous; with every input
-    const CaseBudget budget = case_budget(ctx.space, kCostCap, kCasesPerBudget);
+    const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, kCasesPerBudget);
     auto pick = [&]() {
       Case c;
       RC_PRE(draw_case(ctx.space, budget.cap, &c));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "gauntlet/case_cost.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
 #include "gauntlet/property.h"
@@ -302,6 +303,9 @@ Case draw_case(const CaseSpace& space) {
 
 namespace {
 
+constexpr int kCases = 30;                 // per --budget
+constexpr int kMinCasesAtLargeShapes = 6;  // see run()
+
 class SpecialValuesGate : public Gate {
  public:
   std::string name() const override { return "special-values"; }
@@ -339,7 +343,10 @@ class SpecialValuesGate : public Gate {
       }
       return v;
     };
-    const int max_cases = 30 * std::max(1, ctx.budget);
+    // At a contract's own large shapes, fewer cases (each still places up to six special values
+    // or rows of them, over millions of elements); six keep every kind of placement likely.
+    const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, kCases, kMinCasesAtLargeShapes);
+    const int max_cases = budget.cases * std::max(1, ctx.budget);
     PropertyOutcome out = run_property(ctx, name(), max_cases, [&] { return special_values::draw_case(ctx.space); },
                                        check, 150);
     if (out.failed) {
@@ -370,6 +377,10 @@ class SpecialValuesGate : public Gate {
     v.message = std::to_string(out.cases) + " cases, " + std::to_string(stats.special_inputs) +
                 " special input values: NaN/Inf positions and signs as the oracle's (" +
                 std::to_string(stats.nonfinite_expected) + " non-finite outputs), finite outputs within tolerance";
+    if (budget.raised()) {
+      v.message += "; " + budget.note();
+      v.evidence["case_cost_floor"] = budget.floor;
+    }
     return v;
   }
 

@@ -20,7 +20,6 @@ constexpr const char* kGate = "statelessness";
 constexpr int kCasesPerBudget = 16;
 // State shows at any size; small shapes keep a sequence of eight calls to a few ms.
 constexpr int64_t kSizeCap = 64;
-constexpr int64_t kCostCap = int64_t(1) << 18;  // case_cost's units, per case
 // Seeds of the B calls, derived from A's so a stored case replays the same sequence.
 constexpr uint64_t kValuesSalt = 0x5EED0000000000B1ull, kAttrsSalt = 0x5EED0000000000B2ull, kShapeSalt = 0x5EED0000000000B3ull;
 
@@ -200,7 +199,7 @@ bool reshaped(const CaseSpace& space, const Case& a, size_t alt, Case* out) {
   };
   auto attempt = [&](const std::map<std::string, int64_t>& dims) {
     Case t;
-    if (!rebuild(space, a, alt, dims, a.attrs, kShapeSalt, &t) || same_shapes(a, t) || case_cost(schema, t) > 4 * std::max(kCostCap, case_cost(schema, a)))
+    if (!rebuild(space, a, alt, dims, a.attrs, kShapeSalt, &t) || same_shapes(a, t) || case_cost(schema, t) > 4 * std::max(kCaseCostCap, case_cost(schema, a)))
       return false;
     *out = t;
     return true;
@@ -407,7 +406,7 @@ class StatelessnessGate : public Gate {
 
   GateVerdict run(GateContext& ctx) override {
     int judged = 0, calls = 0, batch_checked = 0;
-    const CaseBudget budget = case_budget(ctx.space, kCostCap, kCasesPerBudget);
+    const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, kCasesPerBudget);
     auto pick = [&]() {
       Case c;
       RC_PRE(draw_case(ctx.space, budget.cap, &c));

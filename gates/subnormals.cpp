@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "gauntlet/case_cost.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
 #include "gauntlet/numerics.h"
@@ -244,7 +245,9 @@ class SubnormalsGate : public Gate {
     };
     // Every plan in every dtype, a few cases each (the first of each at the smallest shape): a
     // random mix would leave some (dtype, plan) pairs untried in a short run.
-    const int per_plan = 4 * std::max(1, ctx.budget);
+    // At a contract's own large shapes, each plan once (its case holds millions of elements).
+    const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, 4, 1);
+    const int per_plan = budget.cases * std::max(1, ctx.budget);
     int cases = 0;
     for (DType dtype : ctx.space.dtypes()) {
       const std::vector<subnormals::Plan> plans = subnormals::plans_for(ctx.schema, dtype);
@@ -282,6 +285,10 @@ class SubnormalsGate : public Gate {
                 " overflowed outputs expected)";
     if (cases > stats.evidence_cases)
       v.message += ", " + std::to_string(cases - stats.evidence_cases) + " vacuous cases not counted";
+    if (budget.raised()) {
+      v.message += "; " + budget.note();
+      v.evidence["case_cost_floor"] = budget.floor;
+    }
     return v;
   }
 

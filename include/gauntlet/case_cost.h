@@ -37,9 +37,14 @@ struct CaseBudget {
 // attributes and values between them.
 constexpr int kMinCasesAtFloor = 3;
 
+// The usual per-case budget of the case-drawing gates, in case_cost's units: a case of the schema's
+// typical shapes stays in the millisecond range for the generator, the fp64 oracle and the kernel.
+constexpr int64_t kCaseCostCap = int64_t(1) << 18;
+
 // `gate_cap` and `gate_cases` when the contract's smallest case fits under the cap. Otherwise the
 // cap becomes that case's cost and the cases shrink in proportion (gate_cases * gate_cap / floor,
-// at least kMinCasesAtFloor, at most gate_cases): the problem's own shapes, however large.
-CaseBudget case_budget(const CaseSpace& space, int64_t gate_cap, int gate_cases);
+// at least `min_cases` (kMinCasesAtFloor unless a gate needs more to cover what it varies), at most
+// gate_cases): the problem's own shapes, however large.
+CaseBudget case_budget(const CaseSpace& space, int64_t gate_cap, int gate_cases, int min_cases = kMinCasesAtFloor);
 
 }  // namespace gauntlet

@@ -69,7 +69,7 @@ std::string CaseBudget::note() const {
          " (elements plus flops), above the gate's per-case budget";
 }
 
-CaseBudget case_budget(const CaseSpace& space, int64_t gate_cap, int gate_cases) {
+CaseBudget case_budget(const CaseSpace& space, int64_t gate_cap, int gate_cases, int min_cases) {
   CaseBudget b;
   b.cap = gate_cap;
   b.cases = gate_cases;
@@ -77,7 +77,7 @@ CaseBudget case_budget(const CaseSpace& space, int64_t gate_cap, int gate_cases)
   if (b.floor <= gate_cap) return b;
   b.cap = b.floor;
   const double scaled = double(gate_cases) * double(gate_cap) / double(b.floor);
-  b.cases = std::clamp(int(scaled), std::min(kMinCasesAtFloor, gate_cases), gate_cases);
+  b.cases = std::clamp(int(scaled), std::min(min_cases, gate_cases), gate_cases);
   return b;
 }
 

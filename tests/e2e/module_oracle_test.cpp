@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <nlohmann/json.hpp>
 
@@ -202,6 +203,47 @@ def get_init_inputs():
   const std::string message = g["message"];
   EXPECT_NE(message.find("MemoryError"), std::string::npos) << message;
   EXPECT_NE(message.find("raise --memory-limit"), std::string::npos) << message;
+}
+
+// At a problem's own large shapes (get_inputs() above the per-case budget) accuracy, special-values
+// and subnormals run fewer cases, each over the whole input, and say so; a small module keeps the
+// usual counts (here the floor is twice the cap: half the cases, accuracy one round of its seven
+// distributions). A planted NaN-dropping ReLU at that shape is still caught by the fewer cases.
+TEST(ModuleOracle, LargeFixedShapesRunFewerCasesAndStillCatchABug) {
+  REQUIRE_PYTHON_TORCH();
+  const std::vector<std::string> gates = {"--gates", "accuracy,special-values,subnormals"};
+  std::vector<std::string> args = {kModules + "/softmax_kb_shape.py"};
+  args.insert(args.end(), gates.begin(), gates.end());
+  const Verified big = verify_report(args);
+  ASSERT_TRUE(big.report.is_object()) << big.log;
+  EXPECT_EQ(big.exit_code, 0) << big.report.dump(1);
+  const std::map<std::string, int> fewer = {{"accuracy", 7}, {"special-values", 15}, {"subnormals", 6}};
+  for (const auto& [g, cases] : fewer) {
+    const nlohmann::json& v = report_gate(big.report, g);
+    EXPECT_EQ(v["cases"], cases) << g << ": " << v.dump();
+    EXPECT_NE(v["message"].get<std::string>().find("fewer cases at the contract's own shapes"), std::string::npos) << v.dump();
+    EXPECT_EQ(v["evidence"]["case_cost_floor"], 2 * 16 * 16384) << v.dump();
+  }
+  args[0] = kModules + "/rmsnorm_module.py";
+  const Verified small = verify_report(args);
+  ASSERT_TRUE(small.report.is_object()) << small.log;
+  EXPECT_EQ(report_gate(small.report, "accuracy")["cases"], 14) << small.report.dump(1);
+  EXPECT_EQ(report_gate(small.report, "special-values")["cases"], 30) << small.report.dump(1);
+  for (const char* g : {"accuracy", "special-values", "subnormals"})
+    EXPECT_EQ(report_gate(small.report, g)["message"].get<std::string>().find("fewer cases"), std::string::npos) << g;
+
+  const std::string dir = temp_dir();
+  write_file(dir + "/relu_drops_nan.py",
+             "import torch\nimport torch.nn as nn\n"
+             "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+             "        return torch.where(x > 0, x, torch.zeros_like(x))\n"
+             "def get_inputs():\n    return [torch.randn(16, 16384)]\n"
+             "def get_init_inputs():\n    return []\n");
+  const Verified bug = verify_report({dir + "/relu_drops_nan.py", "--gates", "special-values"});
+  ASSERT_TRUE(bug.report.is_object()) << bug.log;
+  EXPECT_EQ(bug.exit_code, 1) << bug.report.dump(1);
+  EXPECT_EQ(report_gate(bug.report, "special-values")["status"], "fail") << bug.report.dump(1);
 }
 
 struct Bug {

@@ -45,6 +45,9 @@ TEST(CaseBudget, AHugeFixedShapeStillRunsTheMinimumOfCases) {
   EXPECT_EQ(b.cases, kMinCasesAtFloor);
   // A gate that asks for fewer than the minimum keeps its own count.
   EXPECT_EQ(case_budget(space, kCap, 2).cases, 2);
+  // A gate's own minimum (special-values keeps six, subnormals one per plan).
+  EXPECT_EQ(case_budget(space, kCap, 30, 6).cases, 6);
+  EXPECT_EQ(case_budget(space, kCap, 4, 1).cases, 1);
 }
 
 // A small fixed shape, and a schema whose dims reach down to 1, keep the gate's own budget.
