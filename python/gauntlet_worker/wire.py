@@ -18,9 +18,12 @@ WORKER_INTERNAL_ERROR = 100
 
 
 def checksum(payload):
-    """FNV-1a 64 over the payload, as wire.cpp's checksum()."""
+    """FNV-1a 64 over the payload's little-endian 64-bit words, then its last bytes, as wire.cpp's checksum()."""
     h = 1469598103934665603
-    for c in payload:
+    words = len(payload) // 8
+    for (w,) in struct.iter_unpack("<Q", memoryview(payload)[:8 * words]):
+        h = ((h ^ w) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    for c in bytes(payload[8 * words:]):
         h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return h
 
@@ -34,7 +37,7 @@ def load_fast_checksum():
         fn = lib.gauntlet_fnv1a64
         fn.restype = ctypes.c_uint64
         fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-        if fn(b"gauntlet", 8) != checksum(b"gauntlet"):
+        if fn(b"gauntlet wire", 13) != checksum(b"gauntlet wire"):
             return False
         state.fnv_c = fn
         return True

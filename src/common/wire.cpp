@@ -87,11 +87,23 @@ int64_t now_ms() {
 
 namespace {
 
-// FNV-1a 64 over the payload: cheap, and enough to reject garbage (not an adversarial MAC;
-// the reply channel's only writer is the child, whose failures we only need to detect).
+// FNV-1a 64 over the payload's little-endian 64-bit words, then its last bytes one at a time:
+// enough to reject garbage (not an adversarial MAC; the reply channel's only writer is the child,
+// whose failures we only need to detect), and eight times fewer multiplies than bytewise FNV,
+// which cost both ends a noticeable share of a case of tens of megabytes.
 uint64_t checksum(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  const size_t words = s.size() / 8;
+  const char* p = s.data();
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, p + 8 * i, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (size_t i = 8 * words; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
   return h;
 }
 
@@ -161,8 +173,8 @@ ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why)
   }
   std::string hs(head, sizeof head);
   Reader r(hs);
-  uint32_t magic, type;
-  uint64_t len;
+  uint32_t magic = 0, type = 0;
+  uint64_t len = 0;
   r.u32(&magic);
   r.u32(&type);
   r.u64(&len);

@@ -38,6 +38,26 @@ TEST(Wire, GarbageIsDetectedNotTrusted) {
   EXPECT_FALSE(why.empty());
 }
 
+// The trailer is FNV-1a 64 over the payload's little-endian 64-bit words, then its last bytes
+// (the Python worker's checksum in python/gauntlet_worker/wire.py and src/pyworker/fnv.cpp is the
+// same function: a frame either side writes must pass the other's check).
+TEST(Wire, TheChecksumIsFnvOverLittleEndianWordsThenBytes) {
+  const std::string payload = "gauntlet wire";  // one word and five bytes
+  uint64_t expected = 1469598103934665603ull;
+  uint64_t word = 0;
+  for (int i = 7; i >= 0; --i) word = (word << 8) | static_cast<unsigned char>(payload[size_t(i)]);
+  expected = (expected ^ word) * 1099511628211ull;
+  for (size_t i = 8; i < payload.size(); ++i) expected = (expected ^ static_cast<unsigned char>(payload[i])) * 1099511628211ull;
+  Pipe p;
+  ASSERT_TRUE(write_frame(p.fds[1], FrameType::Case, payload));
+  char raw[64];
+  const ssize_t n = read(p.fds[0], raw, sizeof raw);
+  ASSERT_EQ(n, ssize_t(16 + payload.size() + 8));
+  uint64_t trailer = 0;
+  for (int i = 7; i >= 0; --i) trailer = (trailer << 8) | static_cast<unsigned char>(raw[16 + payload.size() + size_t(i)]);
+  EXPECT_EQ(trailer, expected);
+}
+
 TEST(Wire, CorruptedPayloadFailsChecksum) {
   Pipe p;
   Writer h;
