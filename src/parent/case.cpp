@@ -154,8 +154,18 @@ at::Tensor materialize(const TensorRecipe& r) {
     // Index tensors take their layout too (the schemas allow strided, offset and expanded indices).
     return apply_layout(out.contiguous(), r.layout);
   }
-  at::Tensor t = at::empty({n}, at::kDouble);
-  double* p = t.data_ptr<double>();
+  // float32 and float64 values are written in their own dtype at once (each value is exact in it,
+  // and the conversion is the static_cast that Tensor::to would apply): for tensors of tens of
+  // millions of elements a float64 staging buffer and its copy cost as much as the drawing.
+  // float16 and bfloat16 go through float64 and ATen's conversion.
+  const bool direct = r.dtype == DType::Float32 || r.dtype == DType::Float64;
+  at::Tensor t = at::empty({n}, direct ? *wire::to_scalar_type(r.dtype) : at::kDouble);
+  double* p = r.dtype == DType::Float32 ? nullptr : t.data_ptr<double>();
+  float* p32 = r.dtype == DType::Float32 ? t.data_ptr<float>() : nullptr;
+  auto put = [&](int64_t i, double representable) {
+    if (p32) p32[i] = static_cast<float>(representable);
+    else p[i] = representable;
+  };
   // Row-structured distributions: element i is (row, k) with k its position along the axis.
   const int64_t rank = int64_t(r.shape.size());
   const bool along = distribution_uses_axis(r.distribution) && rank > 0;
@@ -171,12 +181,12 @@ at::Tensor materialize(const TensorRecipe& r) {
                                     uint64_t((i / (inner * K)) * inner + i % inner), (i / inner) % K, K)
                        : draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i));
       if (r.positive) v = std::fabs(v);
-      p[i] = num::round_to(r.dtype, v);  // exact in the dtype: the cast below changes nothing
+      put(i, num::round_to(r.dtype, v));  // exact in the dtype: the cast changes nothing
     }
   });
   for (const auto& [index, value] : r.specials)
-    if (index >= 0 && index < n) p[index] = num::round_to(r.dtype, value);
-  at::Tensor logical = t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
+    if (index >= 0 && index < n) put(index, num::round_to(r.dtype, value));
+  at::Tensor logical = direct ? t.view(r.shape) : t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
   return apply_layout(logical, r.layout);
 }
 

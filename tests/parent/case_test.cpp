@@ -1,6 +1,9 @@
 // Tests of cases: deterministic materialization, exact dtype rounding, replay JSON round trip.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "gauntlet/builder.h"
 #include "gauntlet/case.h"
 #include "gauntlet/numerics.h"
@@ -56,6 +59,25 @@ TEST(Case, EveryDistributionDrawsTheValuesItAlwaysDrew) {
     const at::Tensor t = materialize(r).contiguous();
     const std::string bytes(static_cast<const char*>(t.data_ptr()), size_t(t.numel()) * t.element_size());
     EXPECT_EQ(sha256_hex(bytes).substr(0, 16), digest) << name;
+  }
+}
+
+// float32 tensors are drawn straight into float32 (no float64 staging buffer): the bits are those
+// of the float64 tensor of the same recipe converted by ATen, specials (NaN, infinities, -0)
+// included, across every parallel chunk.
+TEST(Case, Float32IsTheFloat64RecipeConvertedBitForBit) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (Distribution dist : accuracy_distributions()) {
+    TensorRecipe wide = recipe(DType::Float64, dist, {3, 70001});
+    wide.specials = {{0, std::nan("")}, {5, -0.0}, {70000, inf}, {150000, -inf}, {210002, 1e300}};
+    TensorRecipe narrow = wide;
+    narrow.dtype = DType::Float32;
+    const at::Tensor expected = materialize(wide).to(at::kFloat);
+    const at::Tensor got = materialize(narrow);
+    ASSERT_EQ(got.scalar_type(), at::kFloat);
+    ASSERT_TRUE(got.is_contiguous());
+    const at::Tensor a = expected.view(at::kInt), b = got.view(at::kInt);
+    EXPECT_TRUE(at::equal(a, b)) << distribution_name(dist);
   }
 }
 
