@@ -21,6 +21,11 @@ double uniform_pm1(uint64_t seed, uint64_t stream, uint64_t index);  // (-1,1)
 double normal(uint64_t seed, uint64_t stream, uint64_t index);       // N(0,1), polar method
 uint64_t below(uint64_t seed, uint64_t stream, uint64_t index, uint64_t n);  // [0,n), unbiased
 
+// out[j] = normal(seed, stream, first + j) for j in [0, count): the same bits, several times
+// faster (four lanes of AVX2 where the CPU has it, each lane's rare rejected first attempt redone
+// by normal() itself). Tensors of tens of millions of elements are drawn with it.
+void normal_fill(uint64_t seed, uint64_t stream, uint64_t first, int64_t count, double* out);
+
 // Natural log using only +,-,*,/ (correctly rounded in IEEE), so results are bitwise portable.
 double portable_log(double x);
 

@@ -17,7 +17,14 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstring>
+#include <algorithm>
 #include <limits>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
 #error "gauntlet/rng.cpp needs FLT_EVAL_METHOD == 0 (no excess precision) for portable results"
@@ -170,6 +177,148 @@ uint64_t below(uint64_t seed, uint64_t stream, uint64_t index, uint64_t n) {
     if (w1 >= threshold) return w1 % n;
   }
   return 0;  // unreachable: each draw is rejected with probability < 1/2
+}
+
+namespace {
+
+#if defined(__x86_64__)
+// to_pm1(hi << 32 | lo) in four lanes: m = w >> 11 < 2^53 is exactly mh * 2^32 + ml (each
+// converted exactly through the 2^52 bias), and (2m + 1 - 2^53) * 2^-53 = m * 2^-52 - (1 - 2^-53),
+// one add whose exact result is representable.
+__attribute__((target("avx2"))) inline __m256d to_pm1_4(__m256i hi, __m256i lo) {
+  const __m256i bias_bits = _mm256_set1_epi64x(0x4330000000000000ll);
+  const __m256d bias = _mm256_set1_pd(4503599627370496.0);  // 2^52
+  const __m256i mh = _mm256_srli_epi64(hi, 11);             // m's top 21 bits
+  const __m256i ml = _mm256_or_si256(_mm256_slli_epi64(_mm256_and_si256(hi, _mm256_set1_epi64x(0x7FF)), 21),
+                                     _mm256_srli_epi64(lo, 11));  // m's low 32 bits
+  const __m256d dh = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(mh, bias_bits)), bias);
+  const __m256d dl = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(ml, bias_bits)), bias);
+  const __m256d m = _mm256_add_pd(_mm256_mul_pd(dh, _mm256_set1_pd(4294967296.0)), dl);
+  return _mm256_add_pd(_mm256_mul_pd(m, _mm256_set1_pd(2.0 * kTwoPowMinus53)), _mm256_set1_pd(-(1.0 - kTwoPowMinus53)));
+}
+
+// Four lanes of one attempt of normal() (each lane its own index and attempt), every operation the same IEEE operation in the same
+// order (AVX2 only, no FMA: the target enables no fused multiply-add). Lanes whose first attempt
+// is rejected (probability 1 - pi/4) are set in the returned bit mask, to be tried again.
+__attribute__((target("avx2"), always_inline)) inline int normal_attempt4(uint64_t key, const uint64_t* index,
+                                                                       const uint32_t* attempt, double* out) {
+  const __m256i lo32 = _mm256_set1_epi64x(0xFFFFFFFFll);
+  __m256i c0 = _mm256_setr_epi64x(int64_t(uint32_t(index[0])), int64_t(uint32_t(index[1])),
+                                  int64_t(uint32_t(index[2])), int64_t(uint32_t(index[3])));
+  __m256i c1 = _mm256_setr_epi64x(int64_t(index[0] >> 32), int64_t(index[1] >> 32), int64_t(index[2] >> 32),
+                                  int64_t(index[3] >> 32));
+  __m256i c2 = _mm256_setr_epi64x(attempt[0], attempt[1], attempt[2], attempt[3]);
+  __m256i c3 = _mm256_set1_epi64x(int64_t(kKindNormal));  // kind
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  const __m256i m0 = _mm256_set1_epi64x(kPhiloxM0), m1 = _mm256_set1_epi64x(kPhiloxM1);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += kPhiloxW0;
+      k1 += kPhiloxW1;
+    }
+    const __m256i p0 = _mm256_mul_epu32(m0, c0), p1 = _mm256_mul_epu32(m1, c2);
+    const __m256i hi0 = _mm256_srli_epi64(p0, 32), lo0 = _mm256_and_si256(p0, lo32);
+    const __m256i hi1 = _mm256_srli_epi64(p1, 32), lo1 = _mm256_and_si256(p1, lo32);
+    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi64x(k0));
+    c1 = lo1;
+    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi64x(k1));
+    c3 = lo0;
+  }
+  const __m256d u = to_pm1_4(c0, c1), v = to_pm1_4(c2, c3);
+  const __m256d s_raw = _mm256_add_pd(_mm256_mul_pd(u, u), _mm256_mul_pd(v, v));
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256d bad = _mm256_or_pd(_mm256_cmp_pd(s_raw, one, _CMP_GE_OQ),
+                                   _mm256_cmp_pd(s_raw, _mm256_setzero_pd(), _CMP_EQ_OQ));
+  const __m256d s = _mm256_blendv_pd(s_raw, _mm256_set1_pd(0.5), bad);  // any valid input
+  // portable_log(s) for s a positive normal number below 1 (s >= 2^-106 here): frexp by bits.
+  const __m256i bits = _mm256_castpd_si256(s);
+  __m256i k = _mm256_sub_epi64(_mm256_srli_epi64(bits, 52), _mm256_set1_epi64x(1022));
+  __m256d mm = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll)),
+                                                   _mm256_set1_epi64x(0x3FE0000000000000ll)));
+  const __m256d below = _mm256_cmp_pd(mm, _mm256_set1_pd(kSqrtHalf), _CMP_LT_OQ);
+  mm = _mm256_blendv_pd(mm, _mm256_mul_pd(mm, _mm256_set1_pd(2.0)), below);
+  k = _mm256_add_epi64(k, _mm256_castpd_si256(below));  // below is all ones (-1) where true
+  // k (a small integer) to double through the 2^52 + 2^51 bias.
+  const __m256i kbias_bits = _mm256_set1_epi64x(0x4338000000000000ll);
+  const __m256d dk = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(k, kbias_bits)),
+                                   _mm256_set1_pd(6755399441055744.0));
+  const __m256d f = _mm256_sub_pd(mm, one);
+  const __m256d sl = _mm256_div_pd(f, _mm256_add_pd(_mm256_set1_pd(2.0), f));
+  const __m256d z = _mm256_mul_pd(sl, sl);
+  constexpr double c[12] = {2.0 / 3.0,  2.0 / 5.0,  2.0 / 7.0,  2.0 / 9.0,
+                            2.0 / 11.0, 2.0 / 13.0, 2.0 / 15.0, 2.0 / 17.0,
+                            2.0 / 19.0, 2.0 / 21.0, 2.0 / 23.0, 2.0 / 25.0};
+  __m256d poly = _mm256_set1_pd(c[11]);
+  for (int i = 10; i >= 0; --i) poly = _mm256_add_pd(_mm256_set1_pd(c[i]), _mm256_mul_pd(poly, z));
+  const __m256d R = _mm256_mul_pd(z, poly);
+  const __m256d hfsq = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(0.5), f), f);
+  const __m256d a = _mm256_add_pd(hfsq, R);
+  const __m256d b = _mm256_mul_pd(sl, a);
+  const __m256d d = _mm256_add_pd(b, _mm256_mul_pd(dk, _mm256_set1_pd(kLn2Lo)));
+  const __m256d e = _mm256_sub_pd(hfsq, d);
+  const __m256d g = _mm256_sub_pd(e, f);
+  const __m256d ls = _mm256_sub_pd(_mm256_mul_pd(dk, _mm256_set1_pd(kLn2Hi)), g);
+  const __m256d q = _mm256_div_pd(_mm256_mul_pd(_mm256_set1_pd(-2.0), ls), s);
+  _mm256_storeu_pd(out, _mm256_mul_pd(u, _mm256_sqrt_pd(q)));
+  return _mm256_movemask_pd(bad);
+}
+
+// Eight lanes at once: two independent four-lane chains, inlined side by side, so that one's
+// latency (philox's multiplies, the log's Horner steps, the divisions) hides the other's.
+// Returns the rejected lanes as a bit mask.
+__attribute__((target("avx2"))) int normal_attempt8(uint64_t key, const uint64_t* index, const uint32_t* attempt,
+                                                    double* out) {
+  const int a = normal_attempt4(key, index, attempt, out);
+  const int b = normal_attempt4(key, index + 4, attempt + 4, out + 4);
+  return a | (b << 4);
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+}  // namespace
+
+void normal_fill(uint64_t seed, uint64_t stream, uint64_t first, int64_t count, double* out) {
+  int64_t j = 0;
+#if defined(__x86_64__)
+  if (have_avx2() && count >= 8) {
+    // Every element's attempt 0 in lanes of eight; the rejected ones (about a fifth) are gathered
+    // and tried again, attempt 1 for all of them, and so on until none is left. Each element ends
+    // at its first accepted attempt, as in normal(). A short last group repeats its last element.
+    const uint64_t key = stream_key(seed, stream);
+    std::vector<uint64_t> pending, next;
+    uint64_t index[8];
+    uint32_t attempt[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (; j + 8 <= count; j += 8) {
+      for (int l = 0; l < 8; ++l) index[l] = first + uint64_t(j + l);
+      const int rejected = normal_attempt8(key, index, attempt, out + j);
+      for (int l = 0; l < 8; ++l)
+        if ((rejected >> l) & 1) pending.push_back(uint64_t(j + l));
+    }
+    double got[8];
+    for (uint32_t a = 1; !pending.empty() && a != 0; ++a) {
+      next.clear();
+      for (size_t p = 0; p < pending.size(); p += 8) {
+        const size_t lanes = std::min<size_t>(8, pending.size() - p);
+        for (size_t l = 0; l < 8; ++l) {
+          index[l] = first + pending[p + std::min(l, lanes - 1)];
+          attempt[l] = a;
+        }
+        const int rejected = normal_attempt8(key, index, attempt, got);
+        for (size_t l = 0; l < lanes; ++l) {
+          if ((rejected >> l) & 1) next.push_back(pending[p + l]);
+          else out[pending[p + l]] = got[l];
+        }
+      }
+      pending.swap(next);
+    }
+    for (uint64_t p : pending) out[p] = 0.0;  // as normal() after 2^32 rejections: unreachable in practice
+  }
+#endif
+  for (; j < count; ++j) out[j] = normal(seed, stream, first + uint64_t(j));
 }
 
 double portable_log(double x) {

@@ -61,8 +61,21 @@ double draw_along(Distribution d, DType dtype, uint64_t seed, uint64_t stream, u
   return num::round_to(dtype, -first_half(K - 1 - k) + delta);
 }
 
-// One element of a real distribution, before rounding to the dtype.
-double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_t i) {
+// The distributions whose draw() uses rng::normal(seed, stream, i) (materialize draws those
+// normals in bulk first).
+bool draws_normal(Distribution d) {
+  switch (d) {
+    case Distribution::TinySpread: case Distribution::Normal: case Distribution::Small: case Distribution::Large:
+    case Distribution::OneSigned: case Distribution::HeavyTailed: case Distribution::Outliers:
+    case Distribution::LargeMean: return true;
+    default: return false;
+  }
+}
+
+// One element of a real distribution, before rounding to the dtype. `z`, where given, is
+// rng::normal(seed, stream, i) already drawn.
+double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_t i, const double* z = nullptr) {
+  auto gaussian = [&] { return z ? *z : rng::normal(seed, stream, i); };
   const num::DTypeLimits lim = dtype_is_floating(dtype) ? num::limits(dtype) : num::limits(DType::Float32);
   // Drawn only by the distributions that use it: a whole generator block per element (a quarter
   // of a normal draw's cost) that the others would throw away. The values are the same.
@@ -80,26 +93,26 @@ double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_
     case Distribution::LargeLogits:
       return rng::uniform_pm1(seed, stream, i) * std::min(1e4, lim.max_finite / 4);
     case Distribution::TinySpread:
-      return 1000.0 + rng::normal(seed, stream, i) * 1e-3;
-    case Distribution::Normal: return rng::normal(seed, stream, i);
+      return 1000.0 + gaussian() * 1e-3;
+    case Distribution::Normal: return gaussian();
     case Distribution::Uniform: return rng::uniform_pm1(seed, stream, i);
-    case Distribution::Small: return rng::normal(seed, stream, i) * 1e-3;
-    case Distribution::Large: return rng::normal(seed, stream, i) * 1e3;
-    case Distribution::OneSigned: return std::fabs(rng::normal(seed, stream, i));
+    case Distribution::Small: return gaussian() * 1e-3;
+    case Distribution::Large: return gaussian() * 1e3;
+    case Distribution::OneSigned: return std::fabs(gaussian());
     case Distribution::HeavyTailed: {
       double u = rng::uniform01(seed, stream + 0x1000, i);
-      return rng::normal(seed, stream, i) / (u < 1e-3 ? 1e-3 : u);
+      return gaussian() / (u < 1e-3 ? 1e-3 : u);
     }
     case Distribution::Outliers: {
-      double z = rng::normal(seed, stream, i);
-      return rng::uniform01(seed, stream + 0x2000, i) < 0.01 ? z * 1e3 : z;
+      const double g = gaussian();
+      return rng::uniform01(seed, stream + 0x2000, i) < 0.01 ? g * 1e3 : g;
     }
     case Distribution::Uniform01: return rng::uniform01(seed, stream, i);
     case Distribution::Index: return 0;
     case Distribution::IntegerExact: return double(int64_t(rng::below(seed, stream, i, 24)) - 7);
     case Distribution::SmallIntegers: return double(rng::below(seed, stream, i, 4));
     case Distribution::NearEqual: return rng::uniform_pm1(seed, stream, i) / 8;
-    case Distribution::LargeMean: return 256.0 + rng::normal(seed, stream, i);
+    case Distribution::LargeMean: return 256.0 + gaussian();
     case Distribution::NearOne: return 1.0 + rng::uniform01(seed, stream, i);
     case Distribution::Swamp:
     case Distribution::Cancellation:
@@ -175,11 +188,18 @@ at::Tensor materialize(const TensorRecipe& r) {
     K = r.shape[size_t(axis)];
     for (int64_t a = axis + 1; a < rank; ++a) inner *= r.shape[size_t(a)];
   }
+  const bool bulk_normal = !along && draws_normal(r.distribution);
   at::parallel_for(0, n, kMaterializeGrain, [&](int64_t begin, int64_t end) {
+    std::vector<double> z;
+    if (bulk_normal) {
+      z.resize(size_t(end - begin));
+      rng::normal_fill(r.seed, r.stream, uint64_t(begin), end - begin, z.data());
+    }
     for (int64_t i = begin; i < end; ++i) {
       double v = along ? draw_along(r.distribution, r.dtype, r.seed, r.stream,
                                     uint64_t((i / (inner * K)) * inner + i % inner), (i / inner) % K, K)
-                       : draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i));
+                       : draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i),
+                              bulk_normal ? &z[size_t(i - begin)] : nullptr);
       if (r.positive) v = std::fabs(v);
       put(i, num::round_to(r.dtype, v));  // exact in the dtype: the cast changes nothing
     }
