@@ -21,7 +21,8 @@
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
 #                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume;
 #                     GPU_AUDIT_REPLAY=N: replay the first N failures it left, one per kernel)
-#   GPU_KB=DIR        a KernelBench checkout's candidates paired with its problems, audited (below)
+#   GPU_KB=DIR        a KernelBench checkout's candidates paired with its problems, audited (below;
+#                     GPU_KB_RESUME=FILE: an earlier call's kb-audit.db to resume)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
@@ -220,6 +221,12 @@ fi
 # call on the warm machine resumes the same database in $BUILD_DIR), then audit_summary.py's figures.
 if [ -n "${GPU_KB:-}" ]; then
   kb_db=$BUILD_DIR/kb-audit.db
+  # GPU_KB_RESUME=FILE: an earlier call's kb-audit.db (brought back from $OUT, carried in .deps/),
+  # resumed when this machine has none of its own: a corpus longer than one session's device time
+  # is audited across sessions, each kernel's finished gates kept.
+  if [ -n "${GPU_KB_RESUME:-}" ] && [ ! -e "$kb_db" ] && [ -f "$GPU_KB_RESUME" ]; then
+    cp "$GPU_KB_RESUME" "$kb_db" && stamp "resuming $GPU_KB_RESUME"
+  fi
   python3 tools/corpus/kernelbench_jsonl.py --checkout "$GPU_KB" --out "$BUILD_DIR/kb-pairs.jsonl" \
     ${GPU_KB_GLOBS:-} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
   tail -1 "$OUT/kb.log" | tee -a "$OUT/steps.log"
