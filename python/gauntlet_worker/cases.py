@@ -122,7 +122,10 @@ def run_case(model, req, record_ops):
             ai = next((j for j, x in enumerate(inputs) if overlaps(t, x)), -1)
             ao = next((j for j in range(i) if overlaps(t, outs[j])), -1)
             ap = next((j for j, x in enumerate(previous) if overlaps(t, x)), -1)
-            call.append({"tensor": t.detach().cpu().contiguous().clone(), "device": str(t.device),
+            host = t.detach().cpu().contiguous()
+            if host.data_ptr() == t.data_ptr():  # a CPU output: a copy of its own, as later calls may change it
+                host = host.clone()
+            call.append({"tensor": host, "device": str(t.device),
                          "alias_input": ai, "alias_output": ao, "contiguous": t.is_contiguous(),
                          "alias_previous_call": ap})
         rep["calls"].append(call)

@@ -21,20 +21,22 @@ def get_tensor(r):
     if nbytes % esize:
         raise Truncated("storage size not a multiple of the element size")
     if nbytes:
-        base = state.torch.frombuffer(bytearray(r.raw(nbytes)), dtype=state.torch.uint8).clone().view(dtype)
+        # Straight from the frame's bytes: one copy into the device's storage, or into an aligned
+        # CPU tensor of its own (the frame's buffer is not kept).
+        raw = state.torch.frombuffer(r.raw_view(nbytes), dtype=state.torch.uint8)
+        base = (raw.to(state.DEVICE) if state.DEVICE != "cpu" else raw.clone()).view(dtype)
     else:
-        base = state.torch.empty(0, dtype=dtype)
-    if state.DEVICE != "cpu":
-        base = base.to(state.DEVICE)  # the whole storage, so the view keeps its strides, offset and overlaps
-    return base.as_strided(sizes, strides, offset)
+        base = state.torch.empty(0, dtype=dtype, device=state.DEVICE)
+    return base.as_strided(sizes, strides, offset)  # the whole storage: strides, offset and overlaps kept
 
 
 def tensor_bytes(t):
-    """The bytes of a contiguous tensor (any dtype, bfloat16 and bool included)."""
+    """The bytes of a contiguous CPU tensor (any dtype, bfloat16 and bool included), as a view of
+    its storage (no copy: the view keeps the tensor alive until the frame is written)."""
     flat = t.reshape(-1)
     if flat.numel() == 0:
         return b""
-    return flat.view(state.torch.uint8).numpy().tobytes()
+    return memoryview(flat.view(state.torch.uint8).numpy())
 
 
 def put_tensor(w, t):
@@ -54,7 +56,7 @@ def put_tensor(w, t):
         w.i64(s)
     w.i64(0)
     b = tensor_bytes(t) if code != 255 else b""
-    w.u64(len(b))
+    w.u64(memoryview(b).nbytes)
     w.raw(b)
 
 
@@ -97,7 +99,7 @@ def encode_case_reply(rep):
         w.i64(f[3])
         w.i64(f[4])
         w.i64(f[5])
-    return w.bytes()  # host_copies: CUDA only, the optional section stays absent
+    return w  # its parts, written as they are (write_frame); host_copies: CUDA only, absent here
 
 
 def decode_args(r):

@@ -157,8 +157,10 @@ class Reference:
                "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
         inputs = [a for a in req["args"] if isinstance(a, state.torch.Tensor)]
 
+        # Outputs are encoded as they are (no copy): both evaluations below run before the encoding,
+        # and the second works on clones of the inputs and a model of its own, so nothing changes them.
         def plain(outs):
-            return [{"tensor": t.detach().cpu().contiguous().clone(), "device": "cpu", "alias_input": -1,
+            return [{"tensor": t.detach().cpu().contiguous(), "device": "cpu", "alias_input": -1,
                      "alias_output": -1, "contiguous": True, "alias_previous_call": -1} for t in outs]
         try:
             with state.torch.no_grad():

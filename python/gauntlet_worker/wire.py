@@ -28,27 +28,83 @@ def checksum(payload):
     return h
 
 
+FNV_OFFSET, FNV_PRIME, MASK64 = 1469598103934665603, 1099511628211, 0xFFFFFFFFFFFFFFFF
+
+
 def load_fast_checksum():
     path = os.environ.get("GAUNTLET_FNV_LIB", "")
     if not path or not os.path.exists(path):
         return False
     try:
         lib = ctypes.CDLL(path)
-        fn = lib.gauntlet_fnv1a64
+        fn = lib.gauntlet_fnv1a64_words
         fn.restype = ctypes.c_uint64
-        fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-        if fn(b"gauntlet wire", 13) != checksum(b"gauntlet wire"):
-            return False
+        fn.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t]
         state.fnv_c = fn
+        if Checksum.of(b"gauntlet wire") != checksum(b"gauntlet wire"):
+            state.fnv_c = None
+            return False
         return True
     except (OSError, AttributeError):
+        state.fnv_c = None
         return False
 
 
-def _checksum_fast(payload):
-    if state.fnv_c is not None and len(payload) >= 64:
-        return state.fnv_c(bytes(payload), len(payload))
-    return checksum(payload)
+def _address(view):
+    """The address of a contiguous buffer's first byte without copying it; None if it cannot tell."""
+    if not view.readonly:
+        return ctypes.addressof(ctypes.c_char.from_buffer(view))
+    try:
+        import numpy  # a read-only buffer (bytes, a tensor's numpy bytes): numpy finds its address
+    except ImportError:
+        return None
+    return numpy.frombuffer(view, dtype=numpy.uint8).ctypes.data
+
+
+def _words(h, view):
+    """h after FNV-1a over the little-endian 64-bit words of `view` (its length a multiple of 8)."""
+    if state.fnv_c is not None and len(view) >= 64:
+        address = _address(view)
+        if address is not None:
+            return state.fnv_c(h, address, len(view))
+    for (w,) in struct.iter_unpack("<Q", view):
+        h = ((h ^ w) * FNV_PRIME) & MASK64
+    return h
+
+
+class Checksum:
+    """checksum() over a payload given in parts (a frame written from its parts, never joined)."""
+
+    def __init__(self):
+        self.h = FNV_OFFSET
+        self.carry = b""  # the bytes of a word not yet complete (fewer than 8)
+
+    @classmethod
+    def of(cls, payload):
+        c = cls()
+        c.update(payload)
+        return c.digest()
+
+    def update(self, part):
+        view = memoryview(part).cast("B")
+        if self.carry:
+            need = 8 - len(self.carry)
+            self.carry += bytes(view[:need])
+            view = view[need:]
+            if len(self.carry) < 8:
+                return
+            self.h = _words(self.h, memoryview(self.carry))
+            self.carry = b""
+        aligned = len(view) - len(view) % 8
+        if aligned:
+            self.h = _words(self.h, view[:aligned])
+        self.carry = bytes(view[aligned:])
+
+    def digest(self):
+        h = self.h
+        for c in self.carry:
+            h = ((h ^ c) * FNV_PRIME) & MASK64
+        return h
 
 
 def read_exact(fd, n):
@@ -66,34 +122,57 @@ def read_exact(fd, n):
     return b"".join(chunks)
 
 
+def read_into(fd, buf):
+    """Fills the bytearray `buf` from fd; False at EOF before it is full."""
+    view = memoryview(buf)
+    got = 0
+    while got < len(buf):
+        try:
+            k = os.readv(fd, [view[got:]])
+        except InterruptedError:
+            continue
+        if k == 0:
+            return False
+        got += k
+    return True
+
+
 def read_frame(fd):
-    """(type, payload), or None on EOF / a malformed frame."""
+    """(type, payload as a bytearray), or None on EOF / a malformed frame."""
     head = read_exact(fd, 16)
     if not head or len(head) != 16:
         return None
     magic, ftype, length = struct.unpack("<IIQ", head)
     if magic != MAGIC or ftype < 1 or ftype > T_PEAKS_REPLY or length > MAX_FRAME:
         return None
-    payload = read_exact(fd, length) if length else b""
-    if payload is None or len(payload) != length:
+    payload = bytearray(length)  # read in place: a tensor's bytes are copied once, into the tensor
+    if length and not read_into(fd, payload):
         return None
     tail = read_exact(fd, 8)
     if not tail or len(tail) != 8:
         return None
-    if struct.unpack("<Q", tail)[0] != _checksum_fast(payload):
+    if struct.unpack("<Q", tail)[0] != Checksum.of(payload):
         return None
     return ftype, payload
 
 
 def write_frame(fd, ftype, payload):
-    data = struct.pack("<IIQ", MAGIC, ftype, len(payload)) + payload + struct.pack("<Q", _checksum_fast(payload))
-    view = memoryview(data)
-    while view:
-        try:
-            k = os.write(fd, view)
-        except InterruptedError:
-            continue
-        view = view[k:]
+    """Writes bytes, or a Writer's parts as they are (a tensor's bytes are never joined or copied)."""
+    parts = payload.parts if isinstance(payload, Writer) else [payload]
+    length = sum(memoryview(p).nbytes for p in parts)
+    check = Checksum()
+    for p in parts:
+        check.update(p)
+    views = [memoryview(struct.pack("<IIQ", MAGIC, ftype, length))]
+    views += [memoryview(p).cast("B") for p in parts if memoryview(p).nbytes]
+    views.append(memoryview(struct.pack("<Q", check.digest())))
+    for view in views:
+        while view:
+            try:
+                k = os.write(fd, view)
+            except InterruptedError:
+                continue
+            view = view[k:]
     return True
 
 
@@ -167,6 +246,14 @@ class Reader:
 
     def raw(self, n):
         return self._take(n)
+
+    def raw_view(self, n):
+        """n bytes as a view of the message (no copy)."""
+        if len(self.data) - self.pos < n:
+            raise Truncated("truncated message")
+        v = memoryview(self.data)[self.pos:self.pos + n]
+        self.pos += n
+        return v
 
     def at_end(self):
         return self.pos == len(self.data)

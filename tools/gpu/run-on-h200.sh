@@ -225,7 +225,7 @@ if [ -n "${GPU_KB:-}" ]; then
   # resumed when this machine has none of its own: a corpus longer than one session's device time
   # is audited across sessions, each kernel's finished gates kept.
   if [ -n "${GPU_KB_RESUME:-}" ] && [ ! -e "$kb_db" ] && [ -f "$GPU_KB_RESUME" ]; then
-    cp "$GPU_KB_RESUME" "$kb_db" && stamp "resuming $GPU_KB_RESUME"
+    cp "$GPU_KB_RESUME" "$kb_db" && chmod u+w "$kb_db" && stamp "resuming $GPU_KB_RESUME"
   fi
   python3 tools/corpus/kernelbench_jsonl.py --checkout "$GPU_KB" --out "$BUILD_DIR/kb-pairs.jsonl" \
     ${GPU_KB_GLOBS:-} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
