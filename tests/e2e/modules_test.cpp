@@ -199,6 +199,45 @@ TEST(PythonModules, TimeoutBoundsEachCaseNotTheWholeGate) {
   EXPECT_EQ(t["gates"][0]["category"], "timeout") << t["gates"][0].dump();
 }
 
+
+// A crash is confirmed by running its deciding case once more, alone, in a fresh child. This
+// module dies (SIGSEGV) on the third call a process makes, so the accuracy gate's child dies at its
+// third case and the confirmation's child, which makes one call, does not: a crash that did not
+// recur is a harness-error with both outcomes in its evidence, never charged to the kernel. A module
+// that dies on every call is confirmed, and its crash stands.
+TEST(PythonModules, ACrashThatDoesNotRecurAloneIsAHarnessErrorWithBothOutcomes) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  auto module = [](int crash_at) {
+    // A real fault (a read of address 0): a kill() to itself would be ignored by the child, the
+    // init of its own pid namespace.
+    return "import ctypes, torch, torch.nn as nn\nCALLS = [0]\nclass ModelNew(nn.Module):\n"
+           "    def forward(self, x):\n        CALLS[0] += 1\n        if CALLS[0] >= " +
+           std::to_string(crash_at) + ":\n            ctypes.string_at(0)\n        return torch.relu(x)\n";
+  };
+  write_file(dir + "/third_call.py", module(3));
+  write_file(dir + "/every_call.py", module(1));
+  auto verify = [&](const std::string& name) {
+    auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/" + name + ".py", "--dtypes", "float32", "--gates",
+                           "accuracy", "--seed", "1", "--json", dir + "/" + name + ".json", "--quiet"});
+    const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/" + name + ".json"), nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.out << r.err;
+    return std::make_pair(r.exit_code, j.is_object() ? j["gates"][0] : nlohmann::json());
+  };
+  const auto [once_exit, once] = verify("third_call");
+  EXPECT_EQ(once["status"], "harness-error") << once.dump();
+  EXPECT_EQ(once["category"], "harness-error") << once.dump();
+  EXPECT_NE(once["message"].get<std::string>().find("crash did not recur"), std::string::npos) << once.dump();
+  EXPECT_EQ(once["evidence"]["first"]["category"], "crash") << once.dump();
+  EXPECT_NE(once["evidence"]["first"]["message"].get<std::string>().find("SIGSEGV"), std::string::npos) << once.dump();
+  EXPECT_EQ(once["evidence"]["again"]["status"], "pass") << once.dump();
+  EXPECT_NE(once_exit, 1) << "a harness error is not the kernel's failure";
+
+  const auto [every_exit, every] = verify("every_call");
+  EXPECT_EQ(every_exit, 1);
+  EXPECT_EQ(every["category"], "crash") << every.dump();
+  EXPECT_TRUE(every["evidence"]["confirmed"].is_object()) << every.dump();
+}
 }  // namespace
 
 namespace {
