@@ -31,6 +31,8 @@ bool dtype_is_floating(DType d);
 using AttrValue = std::variant<int64_t, double, bool>;
 using AttrMap = std::map<std::string, AttrValue>;
 std::string attr_to_string(const AttrValue& v);
+// The value as a number (a bool as 0 or 1): what schema expressions and ranges compare.
+double attr_as_double(const AttrValue& v);
 
 // Gate verdict vocabulary (SPEC: pass, fail, error, skip, harness-error).
 enum class Status { Pass, Fail, Error, Skip, HarnessError };

@@ -55,6 +55,12 @@ bool dtype_is_floating(DType d) {
   return i && i->floating;
 }
 
+double attr_as_double(const AttrValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return double(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return std::get<bool>(v) ? 1.0 : 0.0;
+}
+
 std::string attr_to_string(const AttrValue& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";

@@ -157,7 +157,7 @@ bool CaseSpace::build(const std::map<std::string, int64_t>& dims, size_t alt, co
   if (!schema_.attr_constraints.empty()) {
     std::map<std::string, double> values;
     for (const auto& [k, v] : attrs)
-      values[k] = std::holds_alternative<double>(v) ? std::get<double>(v) : double(attr_as_int(v));
+      values[k] = attr_as_double(v);
     for (const std::string& c : schema_.attr_constraints) {
       std::string why;
       auto r = eval_double_expr(c, values, &why);

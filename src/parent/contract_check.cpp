@@ -25,19 +25,13 @@ std::string number_text(double x) {
   return x == std::floor(x) && std::fabs(x) < 1e15 ? std::to_string(int64_t(x)) : attr_to_string(AttrValue{x});
 }
 
-double as_double(const AttrValue& v) {
-  if (auto* i = std::get_if<int64_t>(&v)) return double(*i);
-  if (auto* d = std::get_if<double>(&v)) return *d;
-  return std::get<bool>(v) ? 1.0 : 0.0;
-}
-
 // The value in the attribute's own type, or "" and the reason it has none.
 std::string normalise(const AttrSpec& a, AttrValue* v) {
   const bool is_bool = std::holds_alternative<bool>(*v);
   if (a.type == "bool") return is_bool ? "" : attr_to_string(*v) + " is not a bool: give true or false";
   if (is_bool) return std::string(attr_to_string(*v)) + " is a bool; attribute '" + a.name + "' is a number (" + a.type + ")";
   if (a.type == "double") {
-    const double x = as_double(*v);
+    const double x = attr_as_double(*v);
     if (!std::isfinite(x)) return "must be a finite number";
     *v = x;
     return "";
@@ -57,7 +51,7 @@ std::string range_problem(const OpSchema& schema, const AttrSpec& a, const AttrV
     return attr_to_string(v) + " is not one of op " + schema.name + "'s values " + list_text(choices, ", ");
   }
   if (a.type != "bool") {
-    const double x = as_double(v);
+    const double x = attr_as_double(v);
     if ((a.min && x < *a.min) || (a.max && x > *a.max))
       return attr_to_string(v) + " is outside op " + schema.name + "'s range [" +
              (a.min ? number_text(*a.min) : "-inf") + ", " + (a.max ? number_text(*a.max) : "inf") + "]";
@@ -86,11 +80,11 @@ std::string attr_constraint_problem(const OpSchema& schema, const AttrMap& fixed
   for (const AttrSpec& a : schema.attributes) {
     auto it = fixed.find(a.name);
     if (it != fixed.end()) {
-      vars[a.name] = as_double(it->second);
+      vars[a.name] = attr_as_double(it->second);
       continue;
     }
-    std::vector<double> choices{as_double(a.default_value)};
-    for (const AttrValue& c : a.values) choices.push_back(as_double(c));
+    std::vector<double> choices{attr_as_double(a.default_value)};
+    for (const AttrValue& c : a.values) choices.push_back(attr_as_double(c));
     free.emplace_back(a.name, choices);
   }
   size_t combos = 1;

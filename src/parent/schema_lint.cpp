@@ -294,19 +294,13 @@ class Linter {
     if (type == "bool") return std::holds_alternative<bool>(v);
     return false;
   }
-  static double as_double(const AttrValue& v) {
-    if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-    if (auto* d = std::get_if<double>(&v)) return *d;
-    return std::get<bool>(v) ? 1.0 : 0.0;
-  }
-
   void check_attr_value(const AttrSpec& a, const AttrValue& v, const std::string& field, const char* what) {
     if (!type_matches(v, a.type)) {
       issue(field, std::string(what) + " " + attr_to_string(v) + " is not of type " + a.type);
       return;
     }
     if (a.type != "bool") {
-      double x = as_double(v);
+      double x = attr_as_double(v);
       if (std::isnan(x)) issue(field, std::string(what) + " is NaN");
       if (a.min && x < *a.min) issue(field, std::string(what) + " " + attr_to_string(v) + " below min " + attr_to_string(AttrValue{*a.min}));
       if (a.max && x > *a.max) issue(field, std::string(what) + " " + attr_to_string(v) + " above max " + attr_to_string(AttrValue{*a.max}));
@@ -346,7 +340,7 @@ class Linter {
     }
     // attr_constraints: evaluate in double with the defaults; they must parse, name attributes, hold.
     std::map<std::string, double> vars;
-    for (const auto& a : s_.attributes) vars[a.name] = as_double(a.default_value);
+    for (const auto& a : s_.attributes) vars[a.name] = attr_as_double(a.default_value);
     for (size_t i = 0; i < s_.attr_constraints.size(); ++i) {
       std::string err;
       auto v = eval_double_expr(s_.attr_constraints[i], vars, &err);
