@@ -175,6 +175,9 @@ struct OpSchema {
   const InputSpec* input(const std::string& n) const;
   const AttrSpec* attribute(const std::string& n) const;
   std::vector<DType> float_dtypes() const;  // dtypes of the first input
+  // The first attr_constraint these attribute values break, "" when they keep every one; a
+  // constraint that cannot be evaluated counts as broken, its reason in *why.
+  std::string broken_attr_constraint(const std::map<std::string, double>& values, std::string* why) const;
 };
 
 // A defect found by lint or load: the file and the field (JSON pointer) and what is wrong.

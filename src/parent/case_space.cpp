@@ -156,14 +156,11 @@ bool CaseSpace::build(const std::map<std::string, int64_t>& dims, size_t alt, co
   }
   if (!schema_.attr_constraints.empty()) {
     std::map<std::string, double> values;
-    for (const auto& [k, v] : attrs)
-      values[k] = attr_as_double(v);
-    for (const std::string& c : schema_.attr_constraints) {
-      std::string why;
-      auto r = eval_double_expr(c, values, &why);
-      if (!r) return (*error = "attribute constraint '" + c + "': " + why, false);
-      if (*r == 0) return (*error = "attribute constraint '" + c + "' fails", false);
-    }
+    for (const auto& [k, v] : attrs) values[k] = attr_as_double(v);
+    std::string why;
+    const std::string broken = schema_.broken_attr_constraint(values, &why);
+    if (!broken.empty())
+      return (*error = "attribute constraint '" + broken + (why.empty() ? "' fails" : "': " + why), false);
   }
   Case c;
   c.dims = dims;

@@ -93,16 +93,9 @@ std::string attr_constraint_problem(const OpSchema& schema, const AttrMap& fixed
   for (size_t k = 0; k < combos; ++k) {
     size_t rest = k;
     for (const auto& [name, choices] : free) vars[name] = choices[rest % choices.size()], rest /= choices.size();
-    bool all = true;
-    for (const std::string& c : schema.attr_constraints) {
-      std::string why;
-      auto r = eval_double_expr(c, vars, &why);
-      if (r && *r != 0) continue;
-      all = false;
-      if (failed.empty()) failed = c;
-      break;
-    }
-    if (all) return "";
+    const std::string broken = schema.broken_attr_constraint(vars, nullptr);
+    if (broken.empty()) return "";
+    if (failed.empty()) failed = broken;
   }
   std::vector<std::string> given;
   for (const auto& [k, v] : fixed) given.push_back(k + "=" + attr_to_string(v));

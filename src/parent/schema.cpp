@@ -491,6 +491,17 @@ const AttrSpec* OpSchema::attribute(const std::string& n) const {
   return nullptr;
 }
 
+std::string OpSchema::broken_attr_constraint(const std::map<std::string, double>& values, std::string* why) const {
+  for (const std::string& c : attr_constraints) {
+    std::string error;
+    auto r = eval_double_expr(c, values, &error);
+    if (r && *r != 0) continue;
+    if (why) *why = r ? "" : error;
+    return c;
+  }
+  return "";
+}
+
 std::vector<DType> OpSchema::float_dtypes() const {
   std::vector<DType> r;
   if (inputs.empty()) return r;

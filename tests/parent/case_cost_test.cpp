@@ -83,3 +83,26 @@ TEST(CaseBudget, AManifestMinimumIsTheContractsFloor) {
   EXPECT_TRUE(b.raised());
   EXPECT_EQ(b.cases, 5);
 }
+
+// clamp's attribute constraint "lo <= hi", one evaluation for the contract check and the case
+// space alike: values that break it are named, a case built with them is refused with the
+// constraint, and a name the expression lacks is a broken constraint with its reason.
+TEST(AttrConstraints, BrokenValuesAreNamedAndTheirCaseIsRefused) {
+  const OpSchema clamp = gauntlet::testing::load_test_schema("clamp");
+  std::string why = "untouched";
+  EXPECT_EQ(clamp.broken_attr_constraint({{"lo", -1.0}, {"hi", 1.0}}, &why), "");
+  EXPECT_EQ(why, "untouched");
+  EXPECT_EQ(clamp.broken_attr_constraint({{"lo", 1.0}, {"hi", 0.0}}, &why), "lo <= hi");
+  EXPECT_EQ(why, "");
+  EXPECT_EQ(clamp.broken_attr_constraint({{"lo", 1.0}}, &why), "lo <= hi");
+  EXPECT_NE(why.find("hi"), std::string::npos) << why;
+
+  KernelManifest m;
+  CaseSpace space(clamp, m);
+  Case c;
+  std::string error;
+  const std::map<std::string, int64_t> dims = {{"N", 8}};
+  EXPECT_FALSE(space.build(dims, 0, {{"lo", 1.0}, {"hi", 0.0}}, DType::Float32, Distribution::Normal, 1, &c, &error));
+  EXPECT_EQ(error, "attribute constraint 'lo <= hi' fails");
+  EXPECT_TRUE(space.build(dims, 0, {{"lo", -1.0}, {"hi", 0.0}}, DType::Float32, Distribution::Normal, 1, &c, &error)) << error;
+}
