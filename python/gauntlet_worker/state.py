@@ -7,7 +7,7 @@ import ctypes.util
 
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
-fnv_c = None  # gauntlet_fnv1a64 from libgauntlet_fnv.so (GAUNTLET_FNV_LIB), loaded before the sandbox
+fnv_c = None  # gauntlet_fnv1a64_words from libgauntlet_fnv.so (GAUNTLET_FNV_LIB), loaded before the sandbox
 
 # torch, imported by serve() or zygote_main() only: the worker reads the module's sources, and the
 # zygote sets its environment, first; the filesystem probe of the tests needs no torch at all.

@@ -9,6 +9,8 @@
 
 #include <cstring>
 
+#include "gauntlet/frame_checksum.h"
+
 namespace gauntlet::wire {
 
 void Writer::u32(uint32_t v) {
@@ -87,24 +89,10 @@ int64_t now_ms() {
 
 namespace {
 
-// FNV-1a 64 over the payload's little-endian 64-bit words, then its last bytes one at a time:
-// enough to reject garbage (not an adversarial MAC; the reply channel's only writer is the child,
-// whose failures we only need to detect), and eight times fewer multiplies than bytewise FNV,
-// which cost both ends a noticeable share of a case of tens of megabytes.
+// Enough to reject garbage (not an adversarial MAC; the reply channel's only writer is the child,
+// whose failures we only need to detect); word-wise, so cheap at tens of megabytes.
 uint64_t checksum(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  const size_t words = s.size() / 8;
-  const char* p = s.data();
-  for (size_t i = 0; i < words; ++i) {
-    uint64_t w;
-    std::memcpy(&w, p + 8 * i, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w);
-#endif
-    h = (h ^ w) * 1099511628211ull;
-  }
-  for (size_t i = 8 * words; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
-  return h;
+  return frame_checksum::of(reinterpret_cast<const unsigned char*>(s.data()), s.size());
 }
 
 bool write_all(int fd, const char* p, size_t n) {
