@@ -17,18 +17,27 @@ CALL_OK, CALL_EXCEPTION, CALL_OOM, CALL_BAD_ARGS = 0, 1, 2, 3
 WORKER_INTERNAL_ERROR = 100
 
 
-def checksum(payload):
-    """FNV-1a 64 over the payload's little-endian 64-bit words, then its last bytes, as wire.cpp's checksum()."""
-    h = 1469598103934665603
-    words = len(payload) // 8
-    for (w,) in struct.iter_unpack("<Q", memoryview(payload)[:8 * words]):
-        h = ((h ^ w) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    for c in bytes(payload[8 * words:]):
-        h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+FNV_OFFSET, FNV_PRIME, MASK64 = 1469598103934665603, 1099511628211, 0xFFFFFFFFFFFFFFFF
+
+
+def _words_python(h, view):
+    for (w,) in struct.iter_unpack("<Q", view):
+        h = ((h ^ w) * FNV_PRIME) & MASK64
     return h
 
 
-FNV_OFFSET, FNV_PRIME, MASK64 = 1469598103934665603, 1099511628211, 0xFFFFFFFFFFFFFFFF
+def _bytes_python(h, data):
+    for c in data:
+        h = ((h ^ c) * FNV_PRIME) & MASK64
+    return h
+
+
+def checksum(payload):
+    """wire.cpp's checksum() (include/gauntlet/frame_checksum.h) in Python alone: FNV-1a 64 over
+    the payload's little-endian 64-bit words, then its last bytes. The C helper is checked against it."""
+    view = memoryview(payload).cast("B")
+    whole = len(view) // 8 * 8
+    return _bytes_python(_words_python(FNV_OFFSET, view[:whole]), bytes(view[whole:]))
 
 
 def load_fast_checksum():
@@ -67,9 +76,7 @@ def _words(h, view):
         address = _address(view)
         if address is not None:
             return state.fnv_c(h, address, len(view))
-    for (w,) in struct.iter_unpack("<Q", view):
-        h = ((h ^ w) * FNV_PRIME) & MASK64
-    return h
+    return _words_python(h, view)
 
 
 class Checksum:
@@ -101,10 +108,7 @@ class Checksum:
         self.carry = bytes(view[aligned:])
 
     def digest(self):
-        h = self.h
-        for c in self.carry:
-            h = ((h ^ c) * FNV_PRIME) & MASK64
-        return h
+        return _bytes_python(self.h, self.carry)
 
 
 def read_exact(fd, n):
