@@ -130,12 +130,14 @@ class GradientsGate : public Gate {
     run.c = c;
     const auto t0 = std::chrono::steady_clock::now();
     run.inputs = materialize_all(c);
+    const auto generated = std::chrono::steady_clock::now();
+    ctx.timing.inputs += std::chrono::duration<double>(generated - t0).count();
     const OracleResult fwd = run_oracle(ctx.schema.oracle, run.inputs, c.attrs);
     if (!fwd.ok()) return fail(ctx, run, Category::HarnessError, "the oracle rejected a generated case: " + fwd.error);
     const std::vector<at::Tensor> gy = output_gradients(ctx, c, fwd);
     const GradientReference ref = gradient_reference(ctx.schema.oracle, run.inputs, c.attrs, gy);
     const auto t1 = std::chrono::steady_clock::now();
-    ctx.timing.oracle += std::chrono::duration<double>(t1 - t0).count();
+    ctx.timing.oracle += std::chrono::duration<double>(t1 - generated).count();
     if (!ref.ok()) return fail(ctx, run, Category::HarnessError, "no gradient reference: " + ref.error);
     method_ = ref.method;
 

@@ -616,7 +616,7 @@ class MemoryGate : public Gate {
     const auto t0 = std::chrono::steady_clock::now();
     run.inputs = materialize_all(c);
     *inputs = run.inputs;
-    ctx.timing.oracle += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ctx.timing.inputs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     run.outcome = timed_call(ctx, a, c, run.inputs);
     if (run.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, run, "allocator poison " + hex(kPoisonA));
     CaseRun second = run;

@@ -309,7 +309,6 @@ constexpr int kMinCasesAtLargeShapes = 6;  // see run()
 class SpecialValuesGate : public Gate {
  public:
   std::string name() const override { return "special-values"; }
-  bool uses_rapidcheck() const override { return true; }
 
   GateVerdict run(GateContext& ctx) override {
     SessionHolder holder(ctx, name());

@@ -402,7 +402,6 @@ std::string output_name(const OpSchema& schema, size_t i) {
 class StatelessnessGate : public Gate {
  public:
   std::string name() const override { return kGate; }
-  bool uses_rapidcheck() const override { return true; }
 
   GateVerdict run(GateContext& ctx) override {
     int judged = 0, calls = 0, batch_checked = 0;

@@ -209,7 +209,6 @@ namespace {
 class SubnormalsGate : public Gate {
  public:
   std::string name() const override { return "subnormals"; }
-  bool uses_rapidcheck() const override { return true; }
 
   GateVerdict run(GateContext& ctx) override {
     SessionHolder holder(ctx, name());

@@ -51,7 +51,8 @@ struct GateContext {
   // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
   struct Timing {
     double spawn = 0;   // starting children and loading the kernel into them
-    double oracle = 0;  // generating inputs and the fp64 oracle
+    double inputs = 0;  // generating the cases' input values
+    double oracle = 0;  // the fp64 oracle (an unmapped module's reference child included)
     double kernel = 0;  // inside the kernel's entry (as the worker measured it)
     double call = 0;    // whole round trips to the worker (kernel + transfer + checks in the child)
     int children = 0;
@@ -73,10 +74,6 @@ class Gate {
   virtual ~Gate() = default;
   virtual std::string name() const = 0;
   virtual GateVerdict run(GateContext& ctx) = 0;
-  // Draws its cases through RapidCheck (run_property). RapidCheck keeps its generation state in
-  // process-wide statics, so such gates run one at a time (rapidcheck_mutex); verify takes the
-  // lock before a gate slot, so a gate waiting for it does not hold a slot idle.
-  virtual bool uses_rapidcheck() const { return false; }
   // Re-checks one stored case (replay). Gates without per-case checks return harness-error.
   virtual GateVerdict check_one(GateContext& ctx, const Case& c);
 };

@@ -41,7 +41,8 @@ struct PropertyOutcome {
 // draws and the last failing case seen is the smallest. Harness errors stop the search without
 // shrinking. At most `max_shrink_steps` evaluations are spent shrinking. The seed derives from the
 // context (master seed, kernel hash, gate), so the same run finds the same case.
-// Held while RapidCheck runs (run_property takes it too): its generation state is process-wide.
+// RapidCheck itself runs under rapidcheck_mutex() (its generation state is process-wide), replaying
+// the outcomes judged so far; `check` runs outside it, so the gates of a kernel search side by side.
 std::recursive_mutex& rapidcheck_mutex();
 
 PropertyOutcome run_property(GateContext& ctx, const std::string& gate, int max_cases,

@@ -186,6 +186,7 @@ class WorkerSession {
   int timeout_seconds_ = 0;
   bool finished_ = false;
   bool cuda_ = false;               // loaded with device=cuda
+  bool python_worker_ = false;      // the Python module worker: it asks for its GPU turn per case
   int64_t resident_limit_ = 0;      // >0: resident memory watched at this bound
   std::string signature_, notes_, device_info_;
 };

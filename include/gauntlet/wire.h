@@ -28,6 +28,12 @@ enum class FrameType : uint32_t {
   TimeReply = 9,   // worker -> parent: TimeReply
   Peaks = 10,      // parent -> worker: measure the device's peaks (empty payload)
   PeaksReply = 11, // worker -> parent: DevicePeaks
+  // A case's GPU turn (CaseRequest::turn_handshake): the worker asks once it has decoded the case,
+  // the parent answers when the GPU is this child's, the worker hands it back once its outputs
+  // are on the host. Empty payloads.
+  TurnRequest = 12,  // worker -> parent
+  TurnGrant = 13,    // parent -> worker
+  TurnRelease = 14,  // worker -> parent
 };
 
 struct Frame {
@@ -126,6 +132,10 @@ struct CaseRequest {
   uint64_t case_id = 0;
   std::vector<Arg> args;
   uint32_t repeat = 1;       // call the entry this many times; every output is returned
+  // The worker asks for the GPU turn (FrameType::TurnRequest) after reading the case and hands it
+  // back before writing its reply, so a turn covers the copies to and from the GPU and the calls,
+  // not the case's trip through the pipe. Encoded only when set (an optional trailing byte).
+  bool turn_handshake = false;
 };
 
 // One call's outputs. alias_input[i] >= 0: output i shares storage with that input;

@@ -20,14 +20,38 @@ def get_tensor(r):
     esize = state.torch.empty((), dtype=dtype).element_size()
     if nbytes % esize:
         raise Truncated("storage size not a multiple of the element size")
+    if state.DEVICE != "cpu":
+        # Left in the frame's bytes until the case has its GPU turn (on_device): the copy to the
+        # GPU is GPU work, the frame's trip through the pipe is not.
+        raw = state.torch.frombuffer(r.raw_view(nbytes), dtype=state.torch.uint8) if nbytes else None
+        return Staged(raw, dtype, sizes, strides, offset)
     if nbytes:
-        # Straight from the frame's bytes: one copy into the device's storage, or into an aligned
-        # CPU tensor of its own (the frame's buffer is not kept).
-        raw = state.torch.frombuffer(r.raw_view(nbytes), dtype=state.torch.uint8)
-        base = (raw.to(state.DEVICE) if state.DEVICE != "cpu" else raw.clone()).view(dtype)
+        # Straight from the frame's bytes into an aligned CPU tensor of its own (the frame's buffer
+        # is not kept).
+        base = state.torch.frombuffer(r.raw_view(nbytes), dtype=state.torch.uint8).clone().view(dtype)
     else:
-        base = state.torch.empty(0, dtype=dtype, device=state.DEVICE)
+        base = state.torch.empty(0, dtype=dtype)
     return base.as_strided(sizes, strides, offset)  # the whole storage: strides, offset and overlaps kept
+
+
+class Staged:
+    """A device tensor of a case still in the frame's bytes: its storage, dtype and layout."""
+    __slots__ = ("raw", "dtype", "sizes", "strides", "offset")
+
+    def __init__(self, raw, dtype, sizes, strides, offset):
+        self.raw, self.dtype, self.sizes, self.strides, self.offset = raw, dtype, sizes, strides, offset
+
+    def to_device(self):
+        if self.raw is None:
+            base = state.torch.empty(0, dtype=self.dtype, device=state.DEVICE)
+        else:
+            base = self.raw.to(state.DEVICE).view(self.dtype)  # one copy, into the device's storage
+        return base.as_strided(self.sizes, self.strides, self.offset)
+
+
+def on_device(args):
+    """A case's arguments with its staged tensors copied to the device (under the GPU turn)."""
+    return [a.to_device() if isinstance(a, Staged) else a for a in args]
 
 
 def tensor_bytes(t):
@@ -128,9 +152,10 @@ def decode_case(payload):
     case_id = r.u64()
     args = decode_args(r)
     repeat = r.u32()
+    handshake = r.u8() != 0 if not r.at_end() else False  # wire.h CaseRequest::turn_handshake
     if not r.at_end():
         raise Truncated("trailing bytes after message")
-    return {"case_id": case_id, "args": args, "repeat": repeat}
+    return {"case_id": case_id, "args": args, "repeat": repeat, "turn_handshake": handshake}
 
 
 def decode_load(payload):
@@ -156,7 +181,7 @@ def decode_time(payload):
     n = r.u32()
     if n == 0 or n > 64:
         raise Truncated("bad input-set count")
-    sets = [decode_args(r) for _ in range(n)]
+    sets = [on_device(decode_args(r)) for _ in range(n)]  # a Time request holds its turn whole (sandbox.cpp exchange)
     m = {"sets": sets}
     m["baseline_op"] = r.str()
     m["warmup"] = r.u32()

@@ -10,13 +10,14 @@ from .pch import offered_headers
 from .cases import error_text, first_line, run_case
 from .loading import BUILD_PREFIX, REFERENCE_PREFIX, load_module, load_source, split_entry, use_flock_baton
 from .messages import (decode_case, decode_load, decode_time, encode_case_reply, encode_load_reply, encode_peaks,
-                       encode_time_reply, new_time_reply)
+                       encode_time_reply, new_time_reply, on_device)
 from .poisons import poison_heap
 from .reference import Reference
 from .sandbox import enter_sandbox
 from .timing import measure_peaks, run_timing
 from .wire import (REPLY_FD, REQUEST_FD, T_BYE, T_CASE, T_CASE_REPLY, T_LOAD, T_LOAD_REPLY, T_PEAKS, T_PEAKS_REPLY,
-                   T_TIME, T_TIME_REPLY, WORKER_INTERNAL_ERROR, load_fast_checksum, read_frame, write_frame)
+                   T_TIME, T_TIME_REPLY, T_TURN_GRANT, T_TURN_RELEASE, T_TURN_REQUEST, WORKER_INTERNAL_ERROR,
+                   load_fast_checksum, read_frame, write_frame)
 
 
 def serve_timing(model, ftype, payload, baselines):
@@ -217,12 +218,29 @@ def serve(policy):
             rep = {"case_id": 0, "code": WORKER_INTERNAL_ERROR, "message": "worker could not decode the case: %s" % error_text(e),
                    "calls": [], "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
         else:
+            # The case's GPU turn: asked for now that the case is read, given back once the outputs
+            # are on the host (the parent also ends it at the reply, whatever happens in between).
+            if req["turn_handshake"]:
+                write_frame(REPLY_FD, T_TURN_REQUEST, b"")
+                grant = read_frame(REQUEST_FD)
+                if grant is None or grant[0] != T_TURN_GRANT:
+                    return 3
             try:
-                rep = reference.run(req) if reference else run_case(model, req, load["record_ops"])
-            except BaseException as e:  # noqa: B902
-                rep = {"case_id": req["case_id"], "code": WORKER_INTERNAL_ERROR,
-                       "message": "worker error: %s" % error_text(e), "calls": [],
+                req["args"] = on_device(req["args"])
+            except Exception as e:  # noqa: BLE001 - the copy to the device is the harness's, as decoding is
+                rep = {"case_id": 0, "code": WORKER_INTERNAL_ERROR,
+                       "message": "worker could not copy the case to the device: %s" % error_text(e), "calls": [],
                        "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+            else:
+                try:
+                    rep = reference.run(req) if reference else run_case(model, req, load["record_ops"])
+                except BaseException as e:  # noqa: B902
+                    rep = {"case_id": req["case_id"], "code": WORKER_INTERNAL_ERROR,
+                           "message": "worker error: %s" % error_text(e), "calls": [],
+                           "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+            req["args"] = None  # the device copies go before the reply is encoded
+            if req["turn_handshake"]:
+                write_frame(REPLY_FD, T_TURN_RELEASE, b"")
         try:
             body = encode_case_reply(rep)
         except BaseException as e:  # noqa: B902

@@ -166,7 +166,7 @@ ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why)
   r.u32(&magic);
   r.u32(&type);
   r.u64(&len);
-  if (magic != kMagic || type < 1 || type > uint32_t(FrameType::PeaksReply) || len > kMaxFrameBytes) {
+  if (magic != kMagic || type < 1 || type > uint32_t(FrameType::TurnRelease) || len > kMaxFrameBytes) {
     if (why) *why = "malformed frame header (bad magic, type or length)";
     return ReadStatus::Garbage;
   }
@@ -381,6 +381,7 @@ std::string encode(const CaseRequest& m) {
   w.u64(m.case_id);
   put_args(w, m.args);
   w.u32(m.repeat);
+  if (m.turn_handshake) w.u8(1);
   return std::move(w.bytes());
 }
 bool decode(const std::string& bytes, CaseRequest* m, std::string* why) {
@@ -388,6 +389,9 @@ bool decode(const std::string& bytes, CaseRequest* m, std::string* why) {
   r.u64(&m->case_id);
   if (!get_args(r, &m->args, why)) return false;
   r.u32(&m->repeat);
+  uint8_t handshake = 0;
+  if (r.ok() && !r.at_end()) r.u8(&handshake);
+  m->turn_handshake = handshake != 0;
   return finish(r, why);
 }
 

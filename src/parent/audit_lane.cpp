@@ -1,9 +1,9 @@
 // An audit lane process: takes the next kernel, verifies it gate by gate, stores each verdict at once.
 //
 // Lanes are processes, not threads: RapidCheck, which draws and shrinks the searching gates' cases,
-// keeps its state in process-wide statics (rc::detail::ImplicitParam stacks), so two gates searching
-// in one process corrupt each other (SIGSEGV in rc::gen::detail::ExecHandler::onGenerate). One gate
-// at a time per lane process; --jobs N lanes give N gate processes at once.
+// keeps its state in process-wide statics (rc::detail::ImplicitParam stacks; two searches at once in
+// one process crashed in rc::gen::detail::ExecHandler::onGenerate), so within a process its replays
+// take turns (run_property), and lanes in processes of their own never wait for each other's.
 #include "audit_lane.h"
 
 #include "gauntlet/interrupt.h"

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
 
 #include "build_cache.h"
 #include "replay_sources.h"
@@ -83,23 +84,36 @@ CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32
   run.c = c;
   const auto t0 = std::chrono::steady_clock::now();
   run.inputs = materialize_all(c);
-  run.oracle = run_oracle(ctx.schema.oracle, run.inputs, c.attrs);
+  // The oracle computes while the candidate's child has the case: at a problem's own sizes each
+  // takes seconds (a float64 reference on the CPU; the case's trip through the pipe and the GPU),
+  // and neither needs the other until judging. Both only read the inputs.
+  double oracle_seconds = 0;
+  std::future<OracleResult> oracle = std::async(std::launch::async, [&] {
+    const auto o0 = std::chrono::steady_clock::now();
+    OracleResult r = run_oracle(ctx.schema.oracle, run.inputs, c.attrs);
+    oracle_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - o0).count();
+    return r;
+  });
   const auto t1 = std::chrono::steady_clock::now();
-  ctx.timing.oracle += std::chrono::duration<double>(t1 - t0).count();
+  wire::CaseRequest req;
+  req.case_id = c.index;
+  req.args = make_args(ctx.schema, run.inputs, c.attrs);
+  req.repeat = repeat;
+  Outcome outcome = session.call(req);
+  ctx.timing.call += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  ctx.timing.kernel += outcome.reply.kernel_seconds;
+  run.oracle = oracle.get();
+  ctx.timing.inputs += std::chrono::duration<double>(t1 - t0).count();
+  ctx.timing.oracle += oracle_seconds;
   if (!run.oracle.ok()) {
-    // The generator made a case the oracle rejects: gauntlet's fault, never the kernel's.
+    // The generator made a case the oracle rejects: gauntlet's fault, never the kernel's (whatever
+    // the candidate did with it).
     run.outcome.kind = Outcome::Kind::HarnessError;
     run.outcome.category = Category::HarnessError;
     run.outcome.message = "the oracle rejected a generated case (" + c.label + "): " + run.oracle.error;
     return run;
   }
-  wire::CaseRequest req;
-  req.case_id = c.index;
-  req.args = make_args(ctx.schema, run.inputs, c.attrs);
-  req.repeat = repeat;
-  run.outcome = session.call(req);
-  ctx.timing.call += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  ctx.timing.kernel += run.outcome.reply.kernel_seconds;
+  run.outcome = std::move(outcome);
   return run;
 }
 

@@ -663,6 +663,7 @@ Outcome WorkerSession::load(const std::string& so_path, const std::string& entry
 
 Outcome WorkerSession::load(const wire::LoadRequest& req) {
   cuda_ = req.device == "cuda";
+  python_worker_ = launcher_ && launcher_->python_;
   if (launcher_) {
     const SandboxOptions& opt = launcher_->options_;
     resident_limit_ = opt.resident_limit_bytes > 0 ? opt.resident_limit_bytes
@@ -818,19 +819,48 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     return o;
   }
   deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);  // per case (exchange says why)
+  // The Python worker asks for its GPU turn once it has read the case and gives it back once its
+  // outputs are on the host: a case of a problem's own sizes (hundreds of MB each way) crosses the
+  // pipe while other children use the GPU. On the H200 the pipe and the (de)serialization were
+  // most of a turn (docs/gpu.md). A CPU child asks too and is granted at once (no turn to take),
+  // so the exchange is exercised wherever the module tests run.
+  const bool handshake = python_worker_;
   std::optional<GpuTurn> turn;
-  take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
-  wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
+  if (!handshake) take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
+  if (handshake) {
+    wire::CaseRequest asking = request;  // the tensors are shared, not copied
+    asking.turn_handshake = true;
+    wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(asking));
+  } else {
+    wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
+  }
   wire::Frame f;
   std::string why;
   bool over_limit = false;
-  wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit);
-  if (over_limit) return o;
-  if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
-  if (special_frame(f, &o)) return o;
-  // Every protocol violation names what was malformed (an empty reason hid which check failed).
+  bool granted = false;
   std::string bad;
-  if (f.type != wire::FrameType::CaseReply) {
+  while (true) {
+    wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit);
+    if (over_limit) return o;
+    if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+    if (special_frame(f, &o)) return o;
+    if (!handshake || (f.type != wire::FrameType::TurnRequest && f.type != wire::FrameType::TurnRelease)) break;
+    if (f.type == wire::FrameType::TurnRelease) {
+      turn.reset();  // its outputs are on the host: the GPU is the next child's while it replies
+      continue;
+    }
+    if (granted) {
+      bad = "asked for the GPU turn twice in one case";
+      break;
+    }
+    granted = true;
+    take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
+    wire::write_frame(req_fd_, wire::FrameType::TurnGrant, "");
+  }
+  // Every protocol violation names what was malformed (an empty reason hid which check failed).
+  if (!bad.empty()) {
+    // a turn asked for twice: named above
+  } else if (f.type != wire::FrameType::CaseReply) {
     bad = "expected a case reply, got frame type " + std::to_string(uint32_t(f.type)) + " of " +
           std::to_string(f.payload.size()) + " bytes";
   } else if (!wire::decode(f.payload, &o.reply, &why)) {

@@ -248,8 +248,6 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
         note = ctx.sandbox_note;
         return r;
       };
-      std::unique_lock<std::recursive_mutex> rapidcheck_lock;
-      if (gate->uses_rapidcheck()) rapidcheck_lock = std::unique_lock<std::recursive_mutex>(rapidcheck_mutex());
       exclusive ? slots.acquire_all() : slots.acquire();
       if (options.claim && !options.claim(name)) {
         exclusive ? slots.release_all() : slots.release();
@@ -307,7 +305,8 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
       exclusive ? slots.release_all() : slots.release();
       if (time.children > 0)
         v.evidence["time"] = {{"children", time.children}, {"spawn_seconds", time.spawn},
-                            {"oracle_seconds", time.oracle}, {"kernel_seconds", time.kernel},
+                            {"inputs_seconds", time.inputs}, {"oracle_seconds", time.oracle},
+                            {"kernel_seconds", time.kernel},
                             {"worker_round_trip_seconds", time.call}};
       std::lock_guard<std::mutex> lock(report_mu);
       if (!note.empty()) base.sandbox_note = note;

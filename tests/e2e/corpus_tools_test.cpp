@@ -99,3 +99,31 @@ TEST(CorpusTools, KernelbenchJsonlPairsCandidatesAndTheAuditKeepsTheirFields) {
   EXPECT_NE(text.find("19_ReLU.py"), std::string::npos) << text;
   EXPECT_NE(text.find("recorded_speedup"), std::string::npos) << text;
 }
+
+// audit_summary.py, the docs' figures of an audit: a gate whose status is harness-error counts as
+// one (it was missed when only error/harness-error was looked for), and a resumed run's rate counts
+// only the kernels it completed (--before: the same database's report before the run).
+TEST(CorpusTools, AuditSummaryCountsHarnessErrorsAndOnlyTheKernelsThisRunCompleted) {
+  const std::string dir = temp_dir();
+  const std::string gate_pass = "{\"name\": \"accuracy\", \"status\": \"pass\", \"seconds\": 2, "
+                                "\"evidence\": {\"time\": {\"oracle_seconds\": 3, \"inputs_seconds\": 0.25}}}";
+  const std::string gate_harness = "{\"name\": \"contract\", \"status\": \"harness-error\", \"category\": \"harness-error\", \"seconds\": 1}";
+  auto record = [](const std::string& hash, bool complete, const std::string& gate, const std::string& error = "") {
+    return "{\"kernel_hash\": \"" + hash + "\", \"entry\": \"pairs.jsonl:" + hash + "\", \"complete\": " +
+           (complete ? "true" : "false") + ", \"verdict\": \"" + (complete ? "pass" : "incomplete") +
+           "\", \"entry_error\": \"" + error + "\", \"gates\": [" + gate + "]}";
+  };
+  write_file(dir + "/before.json", "[" + record("a", true, gate_pass) + ", " + record("b", false, gate_pass) + "]");
+  write_file(dir + "/after.json", "[" + record("a", true, gate_pass) + ", " + record("b", true, gate_harness) + ", " +
+                                      record("c", true, "", "not verifiable: too big") + "]");
+  const std::string tool = "python3 " + source_dir() + "/tools/corpus/audit_summary.py ";
+  Shell r = sh(tool + dir + "/after.json --wall 3600 --before " + dir + "/before.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("harness errors by gate: contract 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 kernels completed by this run (1 verifiable), 2 per hour (1 verifiable)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("oracle 3"), std::string::npos) << r.out;  // the one record that has gates with times
+  Shell all = sh(tool + dir + "/after.json --wall 3600");
+  EXPECT_NE(all.out.find("3 kernels completed by this run"), std::string::npos) << all.out;
+  Shell bad = sh(tool + dir + "/missing.json");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}

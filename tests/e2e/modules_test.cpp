@@ -359,3 +359,28 @@ TEST(PythonModules, PoisonedChildrenShowAnOutputNeverWritten) {
   const std::string isolation = j["environment"]["sandbox"]["isolation"];
   EXPECT_NE(isolation.find("heap-poison"), std::string::npos) << isolation;
 }
+
+// The GPU turn is asked for once per case, by the worker, before the module runs (wire.h
+// CaseRequest::turn_handshake). A module that asks again from inside its forward is a protocol
+// violation of the child's, a crash charged to the module and confirmed in a fresh child.
+TEST(PythonModules, AModuleThatAsksForTheGpuTurnItselfIsAProtocolViolation) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  const std::string src = dir + "/asks_turn.py";
+  write_file(src,
+             "import torch, torch.nn as nn\n"
+             "from gauntlet_worker.wire import REPLY_FD, T_TURN_REQUEST, write_frame\n"
+             "class ModelNew(nn.Module):\n"
+             "    def forward(self, x):\n"
+             "        write_frame(REPLY_FD, T_TURN_REQUEST, b'')\n"
+             "        return torch.relu(x)\n");
+  auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", src, "--dtypes", "float32", "--gates", "contract",
+                         "--seed", "1", "--json", dir + "/r.json", "--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  const nlohmann::json& g = j["gates"][0];
+  EXPECT_EQ(g["status"], "error") << g.dump();
+  EXPECT_EQ(g["category"], "crash") << g.dump();
+  EXPECT_NE(g["message"].get<std::string>().find("asked for the GPU turn twice"), std::string::npos) << g.dump();
+}

@@ -1,6 +1,9 @@
 // Tests of the RapidCheck-driven search: failures are found and shrunk to the smallest failing case.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "gauntlet/property.h"
@@ -117,4 +120,61 @@ TEST(Property, ConcurrentSearchesFromThreadsEachFindTheirShrunkCase) {
     ASSERT_TRUE(outcomes[size_t(t)].failed) << "thread " << t;
     EXPECT_EQ(outcomes[size_t(t)].smallest.tensors[0].shape.back(), 10 + t) << "thread " << t;
   }
+}
+
+// A gate's checks run outside RapidCheck's lock: two searches in one process judge cases at the
+// same moment (the gates of a kernel search side by side). Each check waits, bounded, for the
+// other search to be inside a check too; with the lock held over the checks that never happens.
+TEST(Property, TwoSearchesJudgeTheirCasesAtTheSameTime) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0;
+  bool overlapped = false, gave_up = false;  // one bounded wait at most: a failure costs 30 s, not 30 s a case
+  auto search = [&](PropertyOutcome* out) {
+    Fixture f;
+    *out = run_property(f.ctx, "test", 5, [&] { return pick_case(f); }, [&](const Case&) {
+      std::unique_lock<std::mutex> lock(mu);
+      ++inside;
+      cv.notify_all();
+      if (!gave_up && cv.wait_for(lock, std::chrono::seconds(30), [&] { return inside >= 2 || overlapped; }))
+        overlapped = true;
+      else
+        gave_up = true;
+      --inside;
+      return GateVerdict{};
+    });
+  };
+  PropertyOutcome a, b;
+  std::thread ta(search, &a), tb(search, &b);
+  ta.join();
+  tb.join();
+  EXPECT_TRUE(overlapped) << "the two searches never had a check in flight at once";
+  EXPECT_FALSE(a.failed);
+  EXPECT_EQ(a.cases, 5);
+  EXPECT_EQ(b.cases, 5);
+}
+
+TEST(Property, ShrinkingStopsAtItsBudget) {
+  Fixture f;
+  int calls = 0;
+  auto out = run_property(f.ctx, "test", 200, [&] { return pick_case(f); }, [&](const Case& c) {
+    ++calls;
+    GateVerdict v;
+    if (c.tensors[0].shape.back() >= 2) v.status = Status::Fail;  // shrinks a long way to 2
+    return v;
+  }, 3);
+  ASSERT_TRUE(out.failed);
+  EXPECT_EQ(out.shrink_steps, 3);
+  EXPECT_EQ(calls, out.cases + 3);
+}
+
+TEST(Property, ACheckThatThrowsIsAHarnessErrorNamingTheCase) {
+  Fixture f;
+  auto out = run_property(f.ctx, "test", 10, [&] { return pick_case(f); }, [&](const Case&) -> GateVerdict {
+    throw std::runtime_error("planted");
+  });
+  ASSERT_TRUE(out.failed);
+  EXPECT_EQ(out.verdict.status, Status::HarnessError);
+  EXPECT_NE(out.verdict.message.find("planted"), std::string::npos) << out.verdict.message;
+  EXPECT_EQ(out.shrink_steps, 0);
 }

@@ -230,6 +230,12 @@ if [ -n "${GPU_KB:-}" ]; then
   python3 tools/corpus/kernelbench_jsonl.py --checkout "$GPU_KB" --out "$BUILD_DIR/kb-pairs.jsonl" \
     ${GPU_KB_GLOBS:-} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
   tail -1 "$OUT/kb.log" | tee -a "$OUT/steps.log"
+  # What the database held before this call: the summary's rate counts only what this call completed.
+  kb_before=()
+  if [ -e "$kb_db" ]; then
+    "$BUILD_DIR"/gauntlet report "$kb_db" --json "$OUT/kb-before.json" >> "$OUT/kb.log" 2>&1 &&
+      kb_before=(--before "$OUT/kb-before.json")
+  fi
   stamp "audit: $GPU_KB (${GPU_KB_LIMIT:-500} s at most)"
   a0=$(date +%s.%N)
   read -r -a kb_flags <<< "${GPU_KB_FLAGS:-}"
@@ -241,7 +247,7 @@ if [ -n "${GPU_KB:-}" ]; then
   kb_wall=$(python3 -c "import time; print(round(time.time() - $a0, 1))")
   echo "exit $kb_rc wall $kb_wall s" | tee -a "$OUT/kb-audit.log" "$OUT/steps.log"
   "$BUILD_DIR"/gauntlet report "$kb_db" --json "$OUT/kb-audit.json" -o "$OUT/kb-report.html" >> "$OUT/kb.log" 2>&1
-  python3 tools/corpus/audit_summary.py "$OUT/kb-audit.json" --wall "$kb_wall" | tee "$OUT/kb-summary.txt"
+  python3 tools/corpus/audit_summary.py "$OUT/kb-audit.json" --wall "$kb_wall" "${kb_before[@]}" | tee "$OUT/kb-summary.txt"
   python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" "$kb_db" 2>> "$OUT/steps.log"
   cp "$kb_db" "$OUT/" 2>/dev/null
 fi

@@ -24,7 +24,7 @@ def main():
     if not reports:
         print(f"{label}: no reports in {folder}")
         return 1
-    gate_seconds, parts = {}, {"spawn_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
+    gate_seconds, parts = {}, {"spawn_seconds": 0.0, "inputs_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
                                 "worker_round_trip_seconds": 0.0, "children": 0}
     verdicts = {}
     for r in reports:
@@ -49,8 +49,8 @@ def main():
         for k in ("prepare", "child", "clock", "judge"):
             vals = [c.get(k, 0.0) for c in clock]
             print(f"timing {k}: median {statistics.median(vals):.3f} s, sum {sum(vals):.1f} s")
-    print(f"children {parts['children']}, summed: spawn {parts['spawn_seconds']:.1f} s, inputs+oracle "
-          f"{parts['oracle_seconds']:.1f} s, inside kernels {parts['kernel_seconds']:.1f} s, worker round trips "
+    print(f"children {parts['children']}, summed: spawn {parts['spawn_seconds']:.1f} s, inputs "
+          f"{parts['inputs_seconds']:.1f} s, oracle {parts['oracle_seconds']:.1f} s, inside kernels {parts['kernel_seconds']:.1f} s, worker round trips "
           f"{parts['worker_round_trip_seconds']:.1f} s")
     if any(turns):
         held = [t.get("held_seconds", 0.0) for t in turns]
