@@ -3,7 +3,7 @@ import time
 
 from . import state
 from .poisons import poison_cuda_cache
-from .wire import CALL_EXCEPTION, CALL_OK, CALL_OOM
+from .wire import CALL_EXCEPTION, CALL_OK, CALL_OOM, WORKER_INTERNAL_ERROR
 
 
 def _storage(t):
@@ -49,6 +49,17 @@ def error_text(e):
     return text
 
 
+def new_reply(case_id, code=CALL_OK, message=""):
+    """A CaseReply with no calls yet (messages.encode_case_reply's fields)."""
+    return {"case_id": case_id, "code": code, "message": message, "calls": [], "inputs_unchanged": True,
+            "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+
+
+def internal_error_reply(case_id, message):
+    """The worker's own failure with a case (the parent makes it a harness error, never the module's)."""
+    return new_reply(case_id, WORKER_INTERNAL_ERROR, message)
+
+
 def exception_reply(rep, e):
     text = error_text(e)
     low = text.lower()
@@ -88,8 +99,7 @@ class OpRecorder:
 
 
 def run_case(model, req, record_ops):
-    rep = {"case_id": req["case_id"], "code": CALL_OK, "message": "", "calls": [], "inputs_unchanged": True,
-           "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+    rep = new_reply(req["case_id"])
     inputs = [a for a in req["args"] if isinstance(a, state.torch.Tensor)]
     if state.POISON["byte"] and state.DEVICE == "cuda":
         try:  # the poisoning is the harness's; its failure must not become the module's error

@@ -1,8 +1,7 @@
 # The module oracle's reference role (docs/modules.md, "Module oracle"), and Model's key operators.
 from . import state
-from .cases import OpRecorder, as_outputs, exception_reply, first_line
+from .cases import OpRecorder, as_outputs, exception_reply, first_line, new_reply
 from .loading import pick
-from .wire import CALL_OK
 
 # A Load with entry "reference:<Model>:<ModelNew>" starts this role instead of the candidate's: the
 # child builds the reference class with the candidate's weights and answers each Case with the
@@ -153,8 +152,7 @@ class Reference:
                            "candidate_note": self.candidate_note})
 
     def run(self, req):
-        rep = {"case_id": req["case_id"], "code": CALL_OK, "message": "", "calls": [], "inputs_unchanged": True,
-               "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+        rep = new_reply(req["case_id"])
         inputs = [a for a in req["args"] if isinstance(a, state.torch.Tensor)]
 
         # Outputs are encoded as they are (no copy): both evaluations below run before the encoding,

@@ -7,7 +7,7 @@ from . import state
 from .baselines import Baselines, compiled_baseline_unavailable
 from .building import Prebuilt, Recorder, cache_env, error_lines, seed_private_caches
 from .pch import offered_headers
-from .cases import error_text, first_line, run_case
+from .cases import error_text, first_line, internal_error_reply, run_case
 from .loading import BUILD_PREFIX, REFERENCE_PREFIX, load_module, load_source, split_entry, use_flock_baton
 from .messages import (decode_case, decode_load, decode_time, encode_case_reply, encode_load_reply, encode_peaks,
                        encode_time_reply, new_time_reply, on_device)
@@ -215,8 +215,7 @@ def serve(policy):
         try:
             req = decode_case(payload)
         except Exception as e:
-            rep = {"case_id": 0, "code": WORKER_INTERNAL_ERROR, "message": "worker could not decode the case: %s" % error_text(e),
-                   "calls": [], "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+            rep = internal_error_reply(0, "worker could not decode the case: %s" % error_text(e))
         else:
             # The case's GPU turn: asked for now that the case is read, given back once the outputs
             # are on the host (the parent also ends it at the reply, whatever happens in between).
@@ -228,24 +227,17 @@ def serve(policy):
             try:
                 req["args"] = on_device(req["args"])
             except Exception as e:  # noqa: BLE001 - the copy to the device is the harness's, as decoding is
-                rep = {"case_id": 0, "code": WORKER_INTERNAL_ERROR,
-                       "message": "worker could not copy the case to the device: %s" % error_text(e), "calls": [],
-                       "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+                rep = internal_error_reply(0, "worker could not copy the case to the device: %s" % error_text(e))
             else:
                 try:
                     rep = reference.run(req) if reference else run_case(model, req, load["record_ops"])
                 except BaseException as e:  # noqa: B902
-                    rep = {"case_id": req["case_id"], "code": WORKER_INTERNAL_ERROR,
-                           "message": "worker error: %s" % error_text(e), "calls": [],
-                           "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [], "findings": []}
+                    rep = internal_error_reply(req["case_id"], "worker error: %s" % error_text(e))
             req["args"] = None  # the device copies go before the reply is encoded
             if req["turn_handshake"]:
                 write_frame(REPLY_FD, T_TURN_RELEASE, b"")
         try:
             body = encode_case_reply(rep)
         except BaseException as e:  # noqa: B902
-            body = encode_case_reply({"case_id": rep["case_id"], "code": WORKER_INTERNAL_ERROR,
-                                      "message": "worker error encoding the reply: %s" % error_text(e), "calls": [],
-                                      "inputs_unchanged": True, "kernel_seconds": 0.0, "aten_ops": [],
-                                      "findings": []})
+            body = encode_case_reply(internal_error_reply(rep["case_id"], "worker error encoding the reply: %s" % error_text(e)))
         write_frame(REPLY_FD, T_CASE_REPLY, body)

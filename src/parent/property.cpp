@@ -99,7 +99,7 @@ PropertyOutcome run_property(GateContext& ctx, const std::string& gate, int max_
         }
         if (shrinking) {
           asked = true;
-          if (int(i - size_t(out.cases)) >= max_shrink_steps) {
+          if (out.shrink_steps >= max_shrink_steps) {
             over_budget = true;  // the shrink budget is spent: this and every later case passes
             return;
           }

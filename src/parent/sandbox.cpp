@@ -827,18 +827,13 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   const bool handshake = python_worker_;
   std::optional<GpuTurn> turn;
   if (!handshake) take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
-  if (handshake) {
-    wire::CaseRequest asking = request;  // the tensors are shared, not copied
-    asking.turn_handshake = true;
-    wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(asking));
-  } else {
-    wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(request));
-  }
+  wire::CaseRequest sent = request;  // the tensors are shared, not copied
+  sent.turn_handshake = handshake;
+  wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(sent));
   wire::Frame f;
   std::string why;
   bool over_limit = false;
-  bool granted = false;
-  std::string bad;
+  bool granted = false, asked_twice = false;
   while (true) {
     wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit);
     if (over_limit) return o;
@@ -850,7 +845,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
       continue;
     }
     if (granted) {
-      bad = "asked for the GPU turn twice in one case";
+      asked_twice = true;
       break;
     }
     granted = true;
@@ -858,8 +853,9 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     wire::write_frame(req_fd_, wire::FrameType::TurnGrant, "");
   }
   // Every protocol violation names what was malformed (an empty reason hid which check failed).
-  if (!bad.empty()) {
-    // a turn asked for twice: named above
+  std::string bad;
+  if (asked_twice) {
+    bad = "asked for the GPU turn twice in one case";
   } else if (f.type != wire::FrameType::CaseReply) {
     bad = "expected a case reply, got frame type " + std::to_string(uint32_t(f.type)) + " of " +
           std::to_string(f.payload.size()) + " bytes";
