@@ -14,7 +14,9 @@ namespace gauntlet::wire {
 // Frame: magic, type, payload length, payload, checksum of the payload. A child that writes
 // garbage onto its reply channel fails the magic or checksum test: a protocol violation.
 constexpr uint32_t kMagic = 0x31544E47;  // "GNT1"
-constexpr uint64_t kMaxFrameBytes = uint64_t(8) << 30;
+// A sanity bound on one frame, both ends (python/gauntlet_worker/wire.py MAX_FRAME): a KernelBench
+// level-2 reference's float64 and float32 outputs together reach 10 GiB; --memory-limit is the real bound.
+constexpr uint64_t kMaxFrameBytes = uint64_t(64) << 30;
 
 enum class FrameType : uint32_t {
   Load = 1,        // parent -> worker: LoadRequest
@@ -134,7 +136,9 @@ struct CaseRequest {
   uint32_t repeat = 1;       // call the entry this many times; every output is returned
   // The worker asks for the GPU turn (FrameType::TurnRequest) after reading the case and hands it
   // back before writing its reply, so a turn covers the copies to and from the GPU and the calls,
-  // not the case's trip through the pipe. Encoded only when set (an optional trailing byte).
+  // not the case's trip through the pipe. Inside a case it may hand the turn back and ask again
+  // (while Triton compiles, with the GPU idle); a request while holding it, or a release while not,
+  // is a protocol violation. Encoded only when set (an optional trailing byte).
   bool turn_handshake = false;
 };
 

@@ -1,7 +1,7 @@
 # One Case of a candidate module: the call, its outputs' aliasing, the inputs it changed, its errors as replies.
 import time
 
-from . import state
+from . import state, turns
 from .poisons import poison_cuda_cache
 from .wire import CALL_EXCEPTION, CALL_OK, CALL_OOM, WORKER_INTERNAL_ERROR
 
@@ -122,6 +122,8 @@ def run_case(model, req, record_ops):
             outs = as_outputs(result)
             if state.DEVICE != "cpu":
                 state.torch.cuda.synchronize()  # asynchronous errors belong to this call
+        except turns.TurnLost:
+            raise  # the worker's exchange with the parent broke: not the module's exception
         except BaseException as e:  # noqa: B902 - nothing may escape the serve loop
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 e = RuntimeError("the module raised %s" % type(e).__name__)
@@ -150,7 +152,7 @@ def run_case(model, req, record_ops):
             continue
         changed = (now != before[j]).nonzero().reshape(-1)
         rep["findings"].append((2, 0, j, int(changed[0]), int(changed.numel()), before[j].numel()))
-    rep["kernel_seconds"] = seconds
+    rep["kernel_seconds"] = max(0.0, seconds - turns.TURN["waited"])  # a paused compile's wait for the GPU is not the kernel's
     if recorder:
         rep["aten_ops"] = recorder.names
     return rep

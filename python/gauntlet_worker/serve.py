@@ -3,7 +3,7 @@ import os
 import sys
 import traceback
 
-from . import state
+from . import state, turns
 from .baselines import Baselines, compiled_baseline_unavailable
 from .building import Prebuilt, Recorder, cache_env, error_lines, seed_private_caches
 from .pch import offered_headers
@@ -16,7 +16,7 @@ from .reference import Reference
 from .sandbox import enter_sandbox
 from .timing import measure_peaks, run_timing
 from .wire import (REPLY_FD, REQUEST_FD, T_BYE, T_CASE, T_CASE_REPLY, T_LOAD, T_LOAD_REPLY, T_PEAKS, T_PEAKS_REPLY,
-                   T_TIME, T_TIME_REPLY, T_TURN_GRANT, T_TURN_RELEASE, T_TURN_REQUEST, WORKER_INTERNAL_ERROR,
+                   T_TIME, T_TIME_REPLY, WORKER_INTERNAL_ERROR,
                    load_fast_checksum, read_frame, write_frame)
 
 
@@ -219,11 +219,11 @@ def serve(policy):
         else:
             # The case's GPU turn: asked for now that the case is read, given back once the outputs
             # are on the host (the parent also ends it at the reply, whatever happens in between).
-            if req["turn_handshake"]:
-                write_frame(REPLY_FD, T_TURN_REQUEST, b"")
-                grant = read_frame(REQUEST_FD)
-                if grant is None or grant[0] != T_TURN_GRANT:
-                    return 3
+            turns.pause_triton_compiles()
+            try:
+                turns.begin(req["turn_handshake"])
+            except turns.TurnLost:
+                return 3
             try:
                 req["args"] = on_device(req["args"])
             except Exception as e:  # noqa: BLE001 - the copy to the device is the harness's, as decoding is
@@ -231,13 +231,15 @@ def serve(policy):
             else:
                 try:
                     rep = reference.run(req) if reference else run_case(model, req, load["record_ops"])
+                except turns.TurnLost:
+                    return 3  # out of step with the parent: nothing more can be said on this pipe
                 except BaseException as e:  # noqa: B902
                     rep = internal_error_reply(req["case_id"], "worker error: %s" % error_text(e))
             req["args"] = None  # the device copies go before the reply is encoded
-            if req["turn_handshake"]:
-                write_frame(REPLY_FD, T_TURN_RELEASE, b"")
+            turns.end()
         try:
             body = encode_case_reply(rep)
-        except BaseException as e:  # noqa: B902
-            body = encode_case_reply(internal_error_reply(rep["case_id"], "worker error encoding the reply: %s" % error_text(e)))
-        write_frame(REPLY_FD, T_CASE_REPLY, body)
+            write_frame(REPLY_FD, T_CASE_REPLY, body)
+        except BaseException as e:  # noqa: B902 - nothing of the reply was written (write_frame checks first)
+            write_frame(REPLY_FD, T_CASE_REPLY, encode_case_reply(
+                internal_error_reply(rep["case_id"], "worker error encoding the reply: %s" % error_text(e))))

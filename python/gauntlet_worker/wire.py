@@ -6,7 +6,7 @@ import struct
 from . import state
 
 MAGIC = 0x31544E47
-MAX_FRAME = 8 << 30
+MAX_FRAME = 64 << 30  # wire.h kMaxFrameBytes: a sanity bound; --memory-limit is the real one
 
 T_LOAD, T_LOAD_REPLY, T_CASE, T_CASE_REPLY, T_VIOLATION, T_BYE, T_SIGNAL = 1, 2, 3, 4, 5, 6, 7
 T_TIME, T_TIME_REPLY, T_PEAKS, T_PEAKS_REPLY = 8, 9, 10, 11
@@ -161,10 +161,16 @@ def read_frame(fd):
     return ftype, payload
 
 
+class FrameTooLarge(ValueError):
+    pass
+
+
 def write_frame(fd, ftype, payload):
     """Writes bytes, or a Writer's parts as they are (a tensor's bytes are never joined or copied)."""
     parts = payload.parts if isinstance(payload, Writer) else [payload]
     length = sum(memoryview(p).nbytes for p in parts)
+    if length > MAX_FRAME:  # refused before a byte is written: the reader would call the frame garbage
+        raise FrameTooLarge("a frame of %.1f GiB is over the wire's limit of %d GiB" % (length / 2.0**30, MAX_FRAME >> 30))
     check = Checksum()
     for p in parts:
         check.update(p)

@@ -166,8 +166,19 @@ ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why)
   r.u32(&magic);
   r.u32(&type);
   r.u64(&len);
-  if (magic != kMagic || type < 1 || type > uint32_t(FrameType::TurnRelease) || len > kMaxFrameBytes) {
-    if (why) *why = "malformed frame header (bad magic, type or length)";
+  // Which field is wrong decides whose fault it is: bytes that are no frame at all (a kernel writing
+  // to the channel) against a real frame over the limit (the worker's reply too large).
+  std::string bad;
+  if (magic != kMagic) {
+    bad = "bad magic, not a frame";
+  } else if (type < 1 || type > uint32_t(FrameType::TurnRelease)) {
+    bad = "unknown frame type " + std::to_string(type);
+  } else if (len > kMaxFrameBytes) {
+    bad = "a frame of " + std::to_string(len) + " bytes, over the wire's limit of " +
+          std::to_string(kMaxFrameBytes >> 30) + " GiB";
+  }
+  if (!bad.empty()) {
+    if (why) *why = "malformed frame header (" + bad + ")";
     return ReadStatus::Garbage;
   }
   out->type = FrameType(type);

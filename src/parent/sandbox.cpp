@@ -833,7 +833,10 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   wire::Frame f;
   std::string why;
   bool over_limit = false;
-  bool granted = false, asked_twice = false;
+  // The worker holds the turn from its TurnRequest's grant to its TurnRelease, and may give it
+  // back and ask again inside one case (python/gauntlet_worker/turns.py: while Triton compiles).
+  bool holding = false;
+  std::string turn_slip;
   while (true) {
     wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit);
     if (over_limit) return o;
@@ -841,21 +844,26 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     if (special_frame(f, &o)) return o;
     if (!handshake || (f.type != wire::FrameType::TurnRequest && f.type != wire::FrameType::TurnRelease)) break;
     if (f.type == wire::FrameType::TurnRelease) {
-      turn.reset();  // its outputs are on the host: the GPU is the next child's while it replies
+      if (!holding) {
+        turn_slip = "gave back a GPU turn it did not hold";
+        break;
+      }
+      holding = false;
+      turn.reset();  // the GPU is the next child's while this one compiles, or replies
       continue;
     }
-    if (granted) {
-      asked_twice = true;
+    if (holding) {
+      turn_slip = "asked for the GPU turn while holding it";
       break;
     }
-    granted = true;
+    holding = true;
     take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
     wire::write_frame(req_fd_, wire::FrameType::TurnGrant, "");
   }
   // Every protocol violation names what was malformed (an empty reason hid which check failed).
   std::string bad;
-  if (asked_twice) {
-    bad = "asked for the GPU turn twice in one case";
+  if (!turn_slip.empty()) {
+    bad = turn_slip;
   } else if (f.type != wire::FrameType::CaseReply) {
     bad = "expected a case reply, got frame type " + std::to_string(uint32_t(f.type)) + " of " +
           std::to_string(f.payload.size()) + " bytes";

@@ -73,6 +73,27 @@ TEST(Wire, CorruptedPayloadFailsChecksum) {
   EXPECT_NE(why.find("checksum"), std::string::npos);
 }
 
+// A malformed header says which field is wrong: noise on the channel (bad magic) is a different
+// fault from a real frame too large for the wire (a reference's multi-GiB reply).
+TEST(Wire, AMalformedHeaderNamesTheFieldThatIsWrong) {
+  const auto header_why = [](uint32_t magic, uint32_t type, uint64_t len) {
+    Pipe p;
+    Writer h;
+    h.u32(magic);
+    h.u32(type);
+    h.u64(len);
+    EXPECT_GT(write(p.fds[1], h.bytes().data(), h.bytes().size()), 0);
+    Frame f;
+    std::string why;
+    EXPECT_EQ(read_frame(p.fds[0], &f, now_ms() + 1000, &why), ReadStatus::Garbage);
+    return why;
+  };
+  EXPECT_NE(header_why(kMagic ^ 1u, uint32_t(FrameType::CaseReply), 3).find("bad magic"), std::string::npos);
+  EXPECT_NE(header_why(kMagic, 99, 3).find("unknown frame type 99"), std::string::npos);
+  const std::string big = header_why(kMagic, uint32_t(FrameType::CaseReply), kMaxFrameBytes + 1);
+  EXPECT_NE(big.find("over the wire's limit of 64 GiB"), std::string::npos) << big;
+}
+
 TEST(Wire, EofAndTimeout) {
   Pipe p;
   Frame f;

@@ -360,9 +360,44 @@ TEST(PythonModules, PoisonedChildrenShowAnOutputNeverWritten) {
   EXPECT_NE(isolation.find("heap-poison"), std::string::npos) << isolation;
 }
 
-// The GPU turn is asked for once per case, by the worker, before the module runs (wire.h
-// CaseRequest::turn_handshake). A module that asks again from inside its forward is a protocol
-// violation of the child's, a crash charged to the module and confirmed in a fresh child.
+// A Triton compile gives the GPU turn back (python/gauntlet_worker/turns.py): a stand-in for
+// Triton's JITFunction whose compile step reports whether the worker held the turn during it. The
+// module answers wrongly if it did, or if the turn was not taken again afterwards, so the gate
+// fails whenever the pause is missing or the parent refuses the second request of one case.
+TEST(PythonModules, ATritonCompileRunsWithoutTheGpuTurnAndTheCaseTakesItBack) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  const std::string src = dir + "/pauses_turn.py";
+  write_file(src,
+             "import sys, types, torch, torch.nn as nn\n"
+             "from gauntlet_worker import turns\n"
+             "jit = types.ModuleType('triton.runtime.jit')\n"
+             "class JITFunction:\n"
+             "    def _do_compile(self, *args, **kwargs):\n"
+             "        return turns.holding()\n"
+             "jit.JITFunction = JITFunction\n"
+             "sys.modules.update({'triton': types.ModuleType('triton'),\n"
+             "                    'triton.runtime': types.ModuleType('triton.runtime'), 'triton.runtime.jit': jit})\n"
+             "class ModelNew(nn.Module):\n"
+             "    def forward(self, x):\n"
+             "        held_while_compiling = JITFunction()._do_compile()\n"
+             "        if held_while_compiling or not turns.holding():\n"
+             "            return x + 1\n"
+             "        return torch.relu(x)\n");
+  auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", src, "--dtypes", "float32", "--gates",
+                         "contract,accuracy", "--seed", "1", "--json", dir + "/r.json", "--quiet"});
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  std::string msg;
+  EXPECT_EQ(gate_status(j, "contract", &msg), "pass") << msg;
+  EXPECT_EQ(gate_status(j, "accuracy", &msg), "pass") << msg;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+// The GPU turn is asked for by the worker, before the module runs (wire.h
+// CaseRequest::turn_handshake). A module that asks again from inside its forward, while the worker
+// holds it, is a protocol violation of the child's, a crash charged to the module and confirmed in
+// a fresh child.
 TEST(PythonModules, AModuleThatAsksForTheGpuTurnItselfIsAProtocolViolation) {
   REQUIRE_PYTHON_TORCH();
   const std::string dir = temp_dir();
@@ -382,5 +417,5 @@ TEST(PythonModules, AModuleThatAsksForTheGpuTurnItselfIsAProtocolViolation) {
   const nlohmann::json& g = j["gates"][0];
   EXPECT_EQ(g["status"], "error") << g.dump();
   EXPECT_EQ(g["category"], "crash") << g.dump();
-  EXPECT_NE(g["message"].get<std::string>().find("asked for the GPU turn twice"), std::string::npos) << g.dump();
+  EXPECT_NE(g["message"].get<std::string>().find("asked for the GPU turn while holding it"), std::string::npos) << g.dump();
 }
