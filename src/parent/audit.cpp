@@ -4,6 +4,7 @@
 #include "gauntlet/audit.h"
 
 #include <fcntl.h>
+#include <map>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -136,7 +137,15 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     }
     auto stored = db->kernel(key, &error);
     if (!error.empty()) return fail(error);
-    if (stored && complete(*stored)) {
+    std::map<std::string, GateVerdict> known = db->gates(key, &error);
+    if (!error.empty()) return fail(error);
+    // A harness error stored by an earlier run is gauntlet's failure, never a verdict on the kernel:
+    // a resumed audit runs that gate again (the harness may have been fixed since, or the fault passed).
+    const size_t before_retry = known.size();
+    for (auto it = known.begin(); it != known.end();) it = it->second.status == Status::HarnessError ? known.erase(it) : std::next(it);
+    const bool retry = known.size() != before_retry;
+    info.harness_errors_retried += int(before_retry - known.size());
+    if (stored && complete(*stored) && !retry) {
       ++info.already_complete;
       continue;
     }
@@ -154,8 +163,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
       ++info.cuda_skipped;
       continue;
     }
-    AuditWork w{std::move(e), key, db->gates(key, &error)};
-    if (!error.empty()) return fail(error);
+    AuditWork w{std::move(e), key, std::move(known)};
     for (const std::string& n : names) gates_to_run += !w.known.count(n);
     (w.entry.manifest->device == "cuda" ? gpu : cpu).push_back(std::move(w));
   }

@@ -131,6 +131,9 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
                records.size(), entry_errors, (unsigned long long)info.seed, info.shard.c_str(),
                duration(info.seconds).c_str(), info.db_path.c_str());
   if (info.already_complete) std::fprintf(out, "  %d kernels were already complete in the database (not verified again)\n", info.already_complete);
+  if (info.harness_errors_retried)
+    std::fprintf(out, "  %d gates an earlier run left as harness-error were run again (gauntlet's faults, not verdicts)\n",
+                 info.harness_errors_retried);
   if (info.duplicates) std::fprintf(out, "  %d entries repeat an earlier entry's kernel and contract (verified once)\n", info.duplicates);
   if (info.cuda_skipped)
     std::fprintf(out, "  %d CUDA kernels not verified: %s (not stored; rerun on a GPU machine)\n", info.cuda_skipped,

@@ -164,6 +164,37 @@ TEST(Audit, BadEntriesAreRecordedAndTheAuditGoesOn) {
   EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM gates"), 1);
 }
 
+// A gate stored as harness-error is gauntlet's failure, not a verdict: resuming the audit runs it
+// again (here a stored pass is rewritten as a harness error, as a build race or a reply too large
+// for the wire left them), and the kernel's other stored gates are kept.
+TEST(Audit, AResumedAuditRunsAGateStoredAsHarnessErrorAgain) {
+  TempDir t;
+  const std::string corpus = t.path + "/corpus";
+  mkdir(corpus.c_str(), 0755);
+  copy_kernels(corpus, {"controls/relu.json"});
+  const std::string db = t.path + "/a.db";
+  const std::vector<std::string> args = {"audit", corpus, "--db", db, "--gates", "contract,accuracy"};
+  auto first = run_gauntlet(args);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h,
+                         "UPDATE gates SET status='harness-error', category='harness-error', message='planted'"
+                         " WHERE gate='accuracy'; UPDATE gates SET message='kept' WHERE gate='contract'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  auto again = run_gauntlet(args);
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("1 gates an earlier run left as harness-error were run again"), std::string::npos) << again.out;
+  EXPECT_EQ(again.out.find("already complete"), std::string::npos) << again.out;
+  std::map<std::string, std::pair<std::string, std::string>> by_gate;
+  for (const Row& r : gate_rows(db)) by_gate[std::get<1>(r)] = {std::get<2>(r), std::get<4>(r)};
+  EXPECT_EQ(by_gate["accuracy"].first, "pass");
+  EXPECT_NE(by_gate["accuracy"].second, "planted");
+  EXPECT_EQ(by_gate["contract"].second, "kept");  // not run again
+}
+
 TEST(Audit, ShardsMergedEqualOneRunAndJsonMatchesVerify) {
   TempDir t;
   const std::string corpus = t.path + "/corpus";
