@@ -91,6 +91,13 @@ def serve(policy):
     state.torch.set_num_threads(max(1, load["threads"]))
     if load["device"] == "cuda" and not load["entry"].startswith(REFERENCE_PREFIX) and not building:
         state.DEVICE = "cuda"
+        # float32 means float32 in every torch op a candidate calls: torch's default lets cuDNN run
+        # float32 convolutions in TF32 (10-bit mantissa), which KernelBench level 2's conv
+        # candidates inherited as errors of about 1e-3 that are no line of theirs (docs/modules.md,
+        # "TF32"). cuBLAS matmuls already default to IEEE float32. A candidate that turns TF32 on
+        # itself, or a Triton dot's own precision, is the kernel's choice and is judged as such.
+        state.torch.backends.cudnn.allow_tf32 = False
+        state.torch.backends.cuda.matmul.allow_tf32 = False
     if state.DEVICE == "cuda" or building:
         # load_inline runs ninja and nvcc, Triton ptxas: the scrubbed PATH (/usr/bin:/bin) must
         # also reach this interpreter's scripts (pip's ninja), /usr/local and the CUDA toolkit.
