@@ -17,12 +17,12 @@ class TurnLost(Exception):
     """The parent did not grant a turn the worker asked for: the pipe is gone or out of step."""
 
 
-TURN = {"handshake": False, "holding": False, "waited": 0.0, "pauses": 0}
+TURN = {"handshake": False, "holding": False, "waited": 0.0}
 
 
 def begin(handshake):
     """A case starts: its turn is asked for (and waited on) when handshake is set."""
-    TURN.update(handshake=bool(handshake), holding=False, waited=0.0, pauses=0)
+    TURN.update(handshake=bool(handshake), holding=False, waited=0.0)
     if handshake:
         take()
         TURN["waited"] = 0.0  # from here on, only waits inside the call: not the kernel's seconds
@@ -61,7 +61,6 @@ class paused:
         self.active = TURN["handshake"] and TURN["holding"]
         if self.active:
             give_back()
-            TURN["pauses"] += 1
         return self
 
     def __exit__(self, *exc):

@@ -30,6 +30,16 @@ nlohmann::json verify(const std::string& manifest, int* exit_code, std::string* 
   return nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
 }
 
+// `verify --op relu` (float32, seed 1, the given gates) of a module written from `source`: its
+// JSON report, parsed (not an object when verify wrote none; *r says why).
+nlohmann::json verify_relu_source(const std::string& source, const std::string& gates, RunResult* r) {
+  const std::string dir = temp_dir();
+  write_file(dir + "/module.py", source);
+  *r = run_gauntlet({"verify", "--op", "relu", "--kernel", dir + "/module.py", "--dtypes", "float32", "--gates", gates,
+                     "--seed", "1", "--json", dir + "/r.json", "--quiet"});
+  return nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+}
+
 std::string gate_status(const nlohmann::json& j, const std::string& gate, std::string* message = nullptr) {
   for (const auto& g : j["gates"])
     if (g["name"] == gate) {
@@ -366,9 +376,8 @@ TEST(PythonModules, PoisonedChildrenShowAnOutputNeverWritten) {
 // fails whenever the pause is missing or the parent refuses the second request of one case.
 TEST(PythonModules, ATritonCompileRunsWithoutTheGpuTurnAndTheCaseTakesItBack) {
   REQUIRE_PYTHON_TORCH();
-  const std::string dir = temp_dir();
-  const std::string src = dir + "/pauses_turn.py";
-  write_file(src,
+  RunResult r;
+  const nlohmann::json j = verify_relu_source(
              "import sys, types, torch, torch.nn as nn\n"
              "from gauntlet_worker import turns\n"
              "jit = types.ModuleType('triton.runtime.jit')\n"
@@ -383,10 +392,8 @@ TEST(PythonModules, ATritonCompileRunsWithoutTheGpuTurnAndTheCaseTakesItBack) {
              "        held_while_compiling = JITFunction()._do_compile()\n"
              "        if held_while_compiling or not turns.holding():\n"
              "            return x + 1\n"
-             "        return torch.relu(x)\n");
-  auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", src, "--dtypes", "float32", "--gates",
-                         "contract,accuracy", "--seed", "1", "--json", dir + "/r.json", "--quiet"});
-  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
+             "        return torch.relu(x)\n",
+      "contract,accuracy", &r);
   ASSERT_TRUE(j.is_object()) << r.out << r.err;
   std::string msg;
   EXPECT_EQ(gate_status(j, "contract", &msg), "pass") << msg;
@@ -400,19 +407,16 @@ TEST(PythonModules, ATritonCompileRunsWithoutTheGpuTurnAndTheCaseTakesItBack) {
 // a fresh child.
 TEST(PythonModules, AModuleThatAsksForTheGpuTurnItselfIsAProtocolViolation) {
   REQUIRE_PYTHON_TORCH();
-  const std::string dir = temp_dir();
-  const std::string src = dir + "/asks_turn.py";
-  write_file(src,
+  RunResult r;
+  const nlohmann::json j = verify_relu_source(
              "import torch, torch.nn as nn\n"
              "from gauntlet_worker.wire import REPLY_FD, T_TURN_REQUEST, write_frame\n"
              "class ModelNew(nn.Module):\n"
              "    def forward(self, x):\n"
              "        write_frame(REPLY_FD, T_TURN_REQUEST, b'')\n"
-             "        return torch.relu(x)\n");
-  auto r = run_gauntlet({"verify", "--op", "relu", "--kernel", src, "--dtypes", "float32", "--gates", "contract",
-                         "--seed", "1", "--json", dir + "/r.json", "--quiet"});
+             "        return torch.relu(x)\n",
+      "contract", &r);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/r.json"), nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out << r.err;
   const nlohmann::json& g = j["gates"][0];
   EXPECT_EQ(g["status"], "error") << g.dump();
