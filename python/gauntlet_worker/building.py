@@ -19,6 +19,10 @@ import sys
 from .pch import cxx_compiler, header_compiler, safe_variant_flags, variant_key
 
 RECORD = "gauntlet-build.json"  # written by the parent, from the build child's reply
+# Light stand-ins for <torch/types.h> and <torch/extension.h>, given to nvcc only (light_torch/).
+LIGHT_CUDA_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "light_torch")
+# A CUDA unit that binds its functions itself needs pybind11 and torch's Python glue: not offered.
+_BINDS_ITSELF = ("PYBIND11_MODULE", "pybind11", "Python.h", "torch/python.h", "TORCH_LIBRARY")
 
 
 class ExtensionsNotBuilt(RuntimeError):
@@ -45,12 +49,69 @@ def error_lines(text, limit=12):
     return "\n".join((picked or lines)[:limit])
 
 
+def first_error_line(error):
+    lines = error_lines(error, limit=1).splitlines()
+    return lines[0].strip()[:200] if lines else type(error).__name__
+
+
 def _pch_rejected(error):
     # -Werror=invalid-pch: g++'s diagnostic (bracketed, unlike the flag on the command line that
     # every failed build's message repeats) says it could not take the .gch: the module's own flags
     # differ from the header's. Any other failure is the module's, and is not compiled twice.
     text = str(error)
     return "[-Werror=invalid-pch]" in text or "PCH files were found, but they were invalid" in text
+
+
+def _bound_call(original, name, args, kwargs):
+    """The call's arguments by name, or None where they cannot be bound (left for torch to refuse)."""
+    try:
+        sig = inspect.signature(original)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+            return None
+        call = dict(sig.bind(name, *args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return None
+    call.pop("name", None)
+    return call
+
+
+def _cuda_texts(fn_name, call):
+    """The CUDA sources of a load_inline/load call, as text ([] when it compiles none)."""
+    if fn_name == "load_inline":
+        sources = call.get("cuda_sources") or []
+        return [sources] if isinstance(sources, str) else [s for s in sources if isinstance(s, str)]
+    texts = []
+    sources = call.get("sources") or []
+    for path in [sources] if isinstance(sources, str) else sources:
+        if isinstance(path, str) and path.endswith((".cu", ".cuh")):
+            try:
+                with open(path, "r", encoding="utf-8", errors="replace") as f:
+                    texts.append(f.read())
+            except OSError:
+                return []  # torch will say the file is missing
+    return texts
+
+
+def with_light_cuda_headers(original, fn_name, name, args, kwargs):
+    """((args, kwargs), why) for the call with nvcc shown the light torch headers first, or (None, why
+    not). nvcc parses torch's headers three times (docs/modules.md, "Where a load_inline build's time
+    goes"); the light ones cut that to a fraction, and a unit they do not compile is built again
+    with torch's own, so they change the time of a build, never its outcome."""
+    if os.environ.get("GAUNTLET_LIGHT_CUDA_HEADERS", "1") == "0":
+        return None, "off (GAUNTLET_LIGHT_CUDA_HEADERS=0)"
+    call = _bound_call(original, name, args, kwargs)
+    if call is None:
+        return None, "not tried: the call's arguments did not bind"
+    texts = _cuda_texts(fn_name, call)
+    if not texts:
+        return None, ""
+    if any(marker in t for t in texts for marker in _BINDS_ITSELF):
+        return None, "not tried: a CUDA source binds its functions itself"
+    flags = call.get("extra_cuda_cflags") or []
+    if not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
+        return None, "not tried: extra_cuda_cflags is not a list of strings"
+    call["extra_cuda_cflags"] = ["-I" + LIGHT_CUDA_HEADERS] + list(flags)
+    return ((), call), "tried"
 
 
 class Recorder:
@@ -83,16 +144,9 @@ class Recorder:
         first line, and including it first could change what the module's code means)."""
         if not self.pch_headers:
             return None  # none built, or GAUNTLET_PCH=0: nothing offered, nothing asked for
-        try:
-            sig = inspect.signature(original)
-            if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
-                return None
-            call = dict(sig.bind(name, *args, **kwargs).arguments)
-        except (TypeError, ValueError):
+        call = _bound_call(original, name, args, kwargs)
+        if call is None or call.get("no_implicit_headers"):
             return None
-        if call.get("no_implicit_headers"):
-            return None
-        call.pop("name", None)
         own = list(call.get("extra_cflags") or [])
         if not all(isinstance(f, str) for f in own):
             return None
@@ -121,6 +175,7 @@ class Recorder:
             os.makedirs(where, exist_ok=True)
             kwargs["build_directory"] = where  # never the kernel's own choice, never a shared one
             pch = "not offered"
+            light_state = ""
             try:
                 wanted = len(self.pch_wanted)
                 with_pch = self._with_pch(original, name, args, kwargs) if fn_name == "load_inline" else None
@@ -138,7 +193,17 @@ class Recorder:
                             raise
                         pch = "rejected by g++ (the module's own flags): built without it"
                 if pch != "used":
-                    result = original(name, *args, **kwargs)
+                    light, light_state = with_light_cuda_headers(original, fn_name, name, args, kwargs)
+                    if light is not None:
+                        try:
+                            result = original(name, *light[0], **light[1])
+                            light_state = "used"
+                        except Exception as e:  # noqa: BLE001 - any failure: torch's own headers decide
+                            light_state = "failed (%s): built again with torch's headers" % first_error_line(e)
+                            shutil.rmtree(where, ignore_errors=True)
+                            os.makedirs(where, exist_ok=True)
+                    if light_state != "used":
+                        result = original(name, *args, **kwargs)
             except BaseException as e:  # noqa: B902
                 self.failed = "%s('%s'): %s" % (fn_name, name, e)
                 # Whose fault: the compiler's errors, or the call's own arguments, are the module's;
@@ -149,7 +214,7 @@ class Recorder:
             python_module = kwargs.get("is_python_module", True)
             self.built.append({"call": fn_name, "name": name, "dir": where, "python_module": bool(python_module),
                                "file": getattr(result, "__file__", None) if python_module else result,
-                               "pch": pch})
+                               "pch": pch, "light_cuda_headers": light_state})
             return result
         return build
 

@@ -236,3 +236,23 @@ TEST(ModuleBuilds, ModulesOwnFlagsGetAHeaderOfTheirOwnForTheModulesAfterThem) {
   unsetenv("GAUNTLET_MODULE_BUILDS");
   unsetenv("GAUNTLET_PCH_ROOT");
 }
+
+// The build child's light torch headers for nvcc (building.py): a plain CUDA unit gets them, a unit
+// that binds itself does not, one they do not compile is built again with torch's own, and (where
+// nvcc and torch's headers are here) they compile a real load_inline-style CUDA unit. The check
+// script fails with the reason; it cannot pass without those four outcomes.
+TEST(ModuleBuilds, CudaUnitsGetTheLightTorchHeadersAndFallBackToTorchsOwn) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string python = getenv("GAUNTLET_PYTHON") ? getenv("GAUNTLET_PYTHON") : "/usr/bin/python3";
+  const std::string cmd = "PYTHONPATH='" + source_dir() + "/python' '" + python + "' '" + source_dir() +
+                          "/tests/data/python/light_cuda_headers_check.py' 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("\nok\n"), std::string::npos) << out;
+}
