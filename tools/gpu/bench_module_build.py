@@ -54,15 +54,21 @@ CPU_SRC = textwrap.dedent(r"""
 """)
 
 
-def build_script(name, build_dir, salt):
+LIGHT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "gauntlet_worker", "light_torch")
+
+
+def build_script(name, build_dir, salt, light=False):
     # `salt` makes each source distinct, as a corpus's kernels are (no cache can share them).
+    # `light`: nvcc sees gauntlet's light torch headers first, as the build child gives them.
+    flags = ["-I" + os.path.abspath(LIGHT)] if light else []
     return textwrap.dedent(f"""
         import time, torch
         from torch.utils.cpp_extension import load_inline
         t = time.time()
         m = load_inline(name={name!r}, cpp_sources={(CPU_SRC + '// ' + salt) if CPU_ONLY else CPP_SRC!r},
                         cuda_sources={None if CPU_ONLY else CUDA_SRC + '// ' + salt!r},
-                        functions=["scale_add_cuda"], build_directory={build_dir!r}, verbose=False)
+                        functions=["scale_add_cuda"], build_directory={build_dir!r}, verbose=False,
+                        extra_cuda_cflags={flags!r})
         print("LOAD_S", time.time() - t)
     """)
 
@@ -152,6 +158,17 @@ def main():
         record("nvcc_time_csv_cmd", open(csv, encoding="utf-8").read()[:4000])
     except OSError:
         pass
+    if not CPU_ONLY:
+        # 1b. The CUDA unit, and a whole cold load_inline, with the light torch headers (building.py).
+        record("nvcc_light_headers_s", timed(nvcc + " -I" + shlex.quote(os.path.abspath(LIGHT)), cold))
+        light_dir = os.path.join(root, "light")
+        os.makedirs(light_dir)
+        wall, load = run_python(build_script("scale_add_light", light_dir, "light", light=True), env)
+        record("light_cold_wall_s", wall)
+        record("light_cold_load_s", load)
+    if os.environ.get("BENCH_STEPS") == "light":
+        shutil.rmtree(root, ignore_errors=True)
+        return  # BENCH_STEPS=light: torch's cold build against the light headers, nothing after
     record("cxx_alone_s", timed(cxx, cold))
     record("link_alone_s", timed(link, cold))
 

@@ -24,6 +24,9 @@
 #   GPU_KB=DIR        a KernelBench checkout's candidates paired with its problems, audited (below;
 #                     GPU_KB_RESUME=FILE: an earlier call's kb-audit.db to resume)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
+#   GPU_BUILD_BENCH=1 first, before gauntlet's build: where a load_inline build's time goes
+#                     (tools/gpu/bench_module_build.py; BENCH_STEPS=light: only torch's cold
+#                     build against the light torch headers)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
@@ -76,6 +79,12 @@ else
 fi
 
 # ---- 3. configure and build ---------------------------------------------------------------------
+if [ "${GPU_BUILD_BENCH:-0}" = 1 ]; then
+  stamp "load_inline build benchmark (nothing else running)"
+  python3 tools/gpu/bench_module_build.py "$OUT/module-build" 4 > "$OUT/module-build.log" 2>&1
+  stamp "load_inline build benchmark: exit $? ($(tail -1 "$OUT/module-build.log"))"
+fi
+
 TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 export PKG_CONFIG_PATH="$DEPS/usr/lib/$LIBARCH/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 tests=OFF
@@ -251,14 +260,16 @@ if [ -n "${GPU_KB:-}" ]; then
   python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" "$kb_db" 2>> "$OUT/steps.log"
   cp "$kb_db" "$OUT/" 2>/dev/null
 fi
-# What the module build steps took, and whether their C++ units read the precompiled header.
+# What the module build steps took, whether their C++ units read the precompiled header and their
+# CUDA units the light torch headers.
 if [ "${GPU_AUDIT:-0}" = 1 ] || [ -n "${GPU_KB:-}" ]; then
   python3 - "${GAUNTLET_MODULE_BUILDS:-/var/tmp/gauntlet-module-builds}" > "$OUT/module-builds.txt" 2>&1 <<'PY'
 import glob, json, os, sys
 root = sys.argv[1]
 for rec in sorted(glob.glob(os.path.join(root, "*", "gauntlet-build*.json"))):
     r = json.load(open(rec))
-    exts = ["%s:%s" % (e.get("name"), e.get("pch", "-")) for e in r.get("extensions", [])]
+    exts = ["%s:pch %s, light cuda headers %s" % (e.get("name"), e.get("pch", "-"), e.get("light_cuda_headers") or "-")
+            for e in r.get("extensions", [])]
     print("%6.1f s  %s  %s%s" % (r.get("seconds", 0), os.path.basename(r.get("source", "?")), " ".join(exts),
                                   "  FAILED " + r.get("error", "")[:80] if "failed" in rec else ""))
 for f in sorted(glob.glob(os.path.join(root, "torch-pch-*", "flags.json"))):
