@@ -24,6 +24,7 @@ import textwrap
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gauntlet_worker.building import LIGHT_CUDA_HEADERS  # noqa: E402
 from gauntlet_worker.pch import header_flags  # noqa: E402
 
 CUDA_SRC = textwrap.dedent(r"""
@@ -54,13 +55,10 @@ CPU_SRC = textwrap.dedent(r"""
 """)
 
 
-LIGHT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "gauntlet_worker", "light_torch")
-
-
 def build_script(name, build_dir, salt, light=False):
     # `salt` makes each source distinct, as a corpus's kernels are (no cache can share them).
     # `light`: nvcc sees gauntlet's light torch headers first, as the build child gives them.
-    flags = ["-I" + os.path.abspath(LIGHT)] if light else []
+    flags = ["-I" + LIGHT_CUDA_HEADERS] if light else []
     return textwrap.dedent(f"""
         import time, torch
         from torch.utils.cpp_extension import load_inline
@@ -160,7 +158,7 @@ def main():
         pass
     if not CPU_ONLY:
         # 1b. The CUDA unit, and a whole cold load_inline, with the light torch headers (building.py).
-        record("nvcc_light_headers_s", timed(nvcc + " -I" + shlex.quote(os.path.abspath(LIGHT)), cold))
+        record("nvcc_light_headers_s", timed(nvcc + " -I" + shlex.quote(LIGHT_CUDA_HEADERS), cold))
         light_dir = os.path.join(root, "light")
         os.makedirs(light_dir)
         wall, load = run_python(build_script("scale_add_light", light_dir, "light", light=True), env)

@@ -1,5 +1,5 @@
 # Checks the build child's light CUDA headers (python/gauntlet_worker/building.py): who is offered them, the fallback, a real nvcc compile.
-"""Run by tests/e2e/light_cuda_headers_test.cpp with PYTHONPATH=<source>/python; prints "ok" or fails.
+"""Run by tests/e2e/module_build_test.cpp (ModuleBuilds.CudaUnitsGetTheLightTorchHeadersAndFallBackToTorchsOwn) with PYTHONPATH=<source>/python; prints "ok" or fails.
 
 A fake load_inline stands in for torch's (no CUDA torch here): it records the flags it was given
 and fails, as nvcc would, when a unit that needs more of torch than the light headers declare is
