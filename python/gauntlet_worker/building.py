@@ -13,14 +13,16 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import shutil
 import sys
 
+from . import light_headers
 from .pch import cxx_compiler, header_compiler, safe_variant_flags, variant_key
 
 RECORD = "gauntlet-build.json"  # written by the parent, from the build child's reply
-# Light stand-ins for <torch/types.h> and <torch/extension.h>, given to nvcc only (light_torch/).
-LIGHT_CUDA_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "light_torch")
+# Where a build call's light torch headers for nvcc are written, inside its build directory.
+LIGHT_HEADERS_DIR = "gauntlet-light-torch"
 # A CUDA unit that binds its functions itself needs pybind11 and torch's Python glue: not offered.
 _BINDS_ITSELF = ("PYBIND11_MODULE", "pybind11", "Python.h", "torch/python.h", "TORCH_LIBRARY")
 
@@ -62,6 +64,11 @@ def _pch_rejected(error):
     return "[-Werror=invalid-pch]" in text or "PCH files were found, but they were invalid" in text
 
 
+def _failed_units(error):
+    """The object files ninja names as failed in a torch build error ("FAILED: cuda.cuda.o")."""
+    return re.findall(r"FAILED: (\S+)", str(error))
+
+
 def _bound_call(original, name, args, kwargs):
     """The call's arguments by name, or None where they cannot be bound (left for torch to refuse)."""
     try:
@@ -92,14 +99,14 @@ def _cuda_texts(fn_name, call):
     return texts
 
 
-def with_light_cuda_headers(original, fn_name, name, args, kwargs):
-    """((args, kwargs), why) for the call with nvcc shown the light torch headers first, or (None, why
-    not). nvcc parses torch's headers three times (docs/modules.md, "Where a load_inline build's time
-    goes"); the light ones cut that to a fraction, and a unit they do not compile is built again
-    with torch's own, so they change the time of a build, never its outcome."""
+def with_light_cuda_headers(fn_name, call, where):
+    """(call, why) for the bound call with nvcc shown light torch headers written for its CUDA
+    sources (light_headers.py) first, or (None, why not). nvcc parses torch's headers three times
+    (docs/modules.md, "Where a load_inline build's time goes"); the light ones cut that to a
+    fraction, and a unit they do not compile is built again with torch's own, so they change the
+    time of a build, never its outcome."""
     if os.environ.get("GAUNTLET_LIGHT_CUDA_HEADERS", "1") == "0":
         return None, "off (GAUNTLET_LIGHT_CUDA_HEADERS=0)"
-    call = _bound_call(original, name, args, kwargs)
     if call is None:
         return None, "not tried: the call's arguments did not bind"
     texts = _cuda_texts(fn_name, call)
@@ -110,8 +117,10 @@ def with_light_cuda_headers(original, fn_name, name, args, kwargs):
     flags = call.get("extra_cuda_cflags") or []
     if not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
         return None, "not tried: extra_cuda_cflags is not a list of strings"
-    call["extra_cuda_cflags"] = ["-I" + LIGHT_CUDA_HEADERS] + list(flags)
-    return ((), call), "tried"
+    light = dict(call)
+    headers = light_headers.write(os.path.join(where, LIGHT_HEADERS_DIR), texts)
+    light["extra_cuda_cflags"] = ["-I" + headers] + list(flags)
+    return light, "tried (%s)" % light_headers.summary(texts)
 
 
 class Recorder:
@@ -137,14 +146,13 @@ class Recorder:
             if original is not None:
                 setattr(cpp, fn_name, self._wrap(fn_name, original))
 
-    def _with_pch(self, original, name, args, kwargs):
-        """(args, kwargs) of a load_inline call with `-include` of the precompiled header added to
-        its C++ flags, or None where it does not apply: no header, a call torch would refuse anyway
-        (left for torch to say why), or no_implicit_headers (torch/extension.h is then not main.cpp's
+    def _with_pch(self, call):
+        """The bound load_inline call with `-include` of the precompiled header added to its C++
+        flags, or None where it does not apply: no header, a call torch would refuse anyway (left
+        for torch to say why), or no_implicit_headers (torch/extension.h is then not main.cpp's
         first line, and including it first could change what the module's code means)."""
         if not self.pch_headers:
             return None  # none built, or GAUNTLET_PCH=0: nothing offered, nothing asked for
-        call = _bound_call(original, name, args, kwargs)
         if call is None or call.get("no_implicit_headers"):
             return None
         own = list(call.get("extra_cflags") or [])
@@ -163,10 +171,50 @@ class Recorder:
             # g++ would refuse the .gch and torch would then build the whole extension twice.
             self.pch_mismatch = "header made by %s, this build's compiler is %s" % (made_by or "?", self.compiler or "?")
             return None
-        call["extra_cflags"] = ["-include", header, "-Werror=invalid-pch"] + own
-        if call.get("use_pch"):
-            call["use_pch"] = False  # torch's own .gch goes into torch's install, which is read-only here
-        return (), call
+        with_pch = dict(call)
+        with_pch["extra_cflags"] = ["-include", header, "-Werror=invalid-pch"] + own
+        if with_pch.get("use_pch"):
+            with_pch["use_pch"] = False  # torch's own .gch goes into torch's install, which is read-only here
+        return with_pch
+
+    def _build(self, fn_name, original, name, args, kwargs, where):
+        """Builds one call: its C++ unit with the precompiled header and its CUDA unit with the
+        light headers where they apply (one torch call, the two units side by side as torch builds
+        them), then without what failed. Returns (result, pch state, light-header state)."""
+        call = _bound_call(original, name, args, kwargs)
+        wanted = len(self.pch_wanted)
+        pch_call = self._with_pch(call) if fn_name == "load_inline" else None
+        pch = "not offered"
+        if len(self.pch_wanted) > wanted:
+            pch = "no header for its flags yet (an audit builds one for the modules after it)"
+        elif self.pch_mismatch:
+            pch = "not offered: " + self.pch_mismatch
+        light_call, light = with_light_cuda_headers(fn_name, pch_call or call, where)
+        while pch_call is not None or light_call is not None:
+            try:
+                result = original(name, **(light_call or pch_call))
+                return (result, "used" if pch_call is not None else pch,
+                        light.replace("tried", "used", 1) if light_call is not None else light)
+            except Exception as e:  # noqa: BLE001 - what failed is tried again without it
+                shutil.rmtree(where, ignore_errors=True)
+                os.makedirs(where, exist_ok=True)
+                failed = _failed_units(e)
+                if pch_call is not None and (_pch_rejected(e) or (failed and all(u.startswith("main") for u in failed))):
+                    # The C++ unit alone failed: without the header, torch's own text decides.
+                    pch = ("rejected by g++ (the module's own flags): built without it" if _pch_rejected(e) else
+                           "failed (%s): built again without it" % first_error_line(e))
+                    pch_call = None
+                    if light_call is not None:
+                        light_call, light = with_light_cuda_headers(fn_name, call, where)
+                elif light_call is not None:
+                    # The light headers may lack what the unit needs, or the unit is wrong: torch's
+                    # own headers decide.
+                    light, light_call = "failed (%s): built again with torch's headers" % first_error_line(e), None
+                elif failed and not any(u.startswith("main") for u in failed):
+                    raise  # torch's own headers for the CUDA unit, and it failed: the module's error
+                else:
+                    pch, pch_call = "failed (%s): built again without it" % first_error_line(e), None
+        return original(name, *args, **kwargs), pch, light
 
     def _wrap(self, fn_name, original):
         def build(name, *args, **kwargs):
@@ -174,36 +222,8 @@ class Recorder:
             where = os.path.join(self.build_dir, "ext", "%d-%s" % (index, name))
             os.makedirs(where, exist_ok=True)
             kwargs["build_directory"] = where  # never the kernel's own choice, never a shared one
-            pch = "not offered"
-            light_state = ""
             try:
-                wanted = len(self.pch_wanted)
-                with_pch = self._with_pch(original, name, args, kwargs) if fn_name == "load_inline" else None
-                if len(self.pch_wanted) > wanted:
-                    pch = "no header for its flags yet (an audit builds one for the modules after it)"
-                elif self.pch_mismatch:
-                    pch = "not offered: " + self.pch_mismatch
-                result = None
-                if with_pch is not None:
-                    try:
-                        result = original(name, *with_pch[0], **with_pch[1])
-                        pch = "used"
-                    except Exception as e:  # noqa: BLE001
-                        if not _pch_rejected(e):
-                            raise
-                        pch = "rejected by g++ (the module's own flags): built without it"
-                if pch != "used":
-                    light, light_state = with_light_cuda_headers(original, fn_name, name, args, kwargs)
-                    if light is not None:
-                        try:
-                            result = original(name, *light[0], **light[1])
-                            light_state = "used"
-                        except Exception as e:  # noqa: BLE001 - any failure: torch's own headers decide
-                            light_state = "failed (%s): built again with torch's headers" % first_error_line(e)
-                            shutil.rmtree(where, ignore_errors=True)
-                            os.makedirs(where, exist_ok=True)
-                    if light_state != "used":
-                        result = original(name, *args, **kwargs)
+                result, pch, light_state = self._build(fn_name, original, name, args, kwargs, where)
             except BaseException as e:  # noqa: B902
                 self.failed = "%s('%s'): %s" % (fn_name, name, e)
                 # Whose fault: the compiler's errors, or the call's own arguments, are the module's;

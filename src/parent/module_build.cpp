@@ -275,10 +275,9 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
   // then compiles in about 40% of the time). The child reads this record before its sandbox.
   std::string module_text, pch_note;
   const bool cuda = manifest.device == "cuda";
-  // CPU modules only. Measured on the H200 (docs/modules.md, "Builds"): a CUDA module's build is
-  // its nvcc unit (67 s) with main.cpp (19 s) beside it, so the header saves no wall time there,
-  // and the one try there had every header refused and every CUDA extension built twice.
-  const bool inline_builds = !cuda && build_internal::read_file(resolved, &module_text, &error) &&
+  // CUDA modules too: with the light torch headers their nvcc unit takes about as long as main.cpp
+  // without the header (docs/modules.md, "Builds"), so both must shrink for a build to.
+  const bool inline_builds = build_internal::read_file(resolved, &module_text, &error) &&
                              module_text.find("load_inline") != std::string::npos;
   if (inline_builds) {
     const nlohmann::json headers = offered_pch_headers(cuda, &pch_note);

@@ -100,6 +100,51 @@ TEST(CorpusTools, KernelbenchJsonlPairsCandidatesAndTheAuditKeepsTheirFields) {
   EXPECT_NE(text.find("recorded_speedup"), std::string::npos) << text;
 }
 
+// A leaderboard checkout (docs/assets/data.json, problems/lL_pN.py, solutions/FILE.py) is read from
+// its index: each listed solution paired with its problem, the model and its speedup kept; a
+// listed file that is missing is said and skipped; --levels keeps the levels asked for.
+TEST(CorpusTools, KernelbenchJsonlReadsALeaderboardFromItsIndex) {
+  const std::string root = temp_dir();
+  for (const char* d : {"/docs", "/docs/assets", "/docs/assets/problems", "/docs/assets/solutions"})
+    mkdir((root + d).c_str(), 0755);
+  write_file(root + "/docs/assets/problems/l1_p19.py", kProblem);
+  write_file(root + "/docs/assets/problems/l2_p3.py", kProblem);
+  write_file(root + "/docs/assets/solutions/abc123.py", kCandidate);
+  write_file(root + "/docs/assets/solutions/def456.py", kCandidate);
+  write_file(root + "/docs/assets/data.json",
+             R"({"Level 1: 19_ReLU": [{"display_name": "model-a", "torch_speedup": 0.5, "file": "abc123"},
+                                      {"display_name": "model-b", "torch_speedup": 2, "file": "gone"}],
+                 "Level 2: 3_Relu_Again": [{"display_name": "model-c", "file": "def456"}],
+                 "Level 3: 50_Empty": []})");
+  const std::string jsonl = root + "/pairs.jsonl";
+  Shell r = sh(tool() + " --checkout " + root + " --out " + jsonl);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("2 pairs written"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 candidates unpaired"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Level 1: 19_ReLU: solution 'gone'"), std::string::npos) << r.out;
+  std::istringstream lines(read_file(jsonl));
+  std::string line;
+  std::vector<nlohmann::json> got;
+  while (std::getline(lines, line)) got.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0]["name"], "19_ReLU");
+  EXPECT_EQ(got[0]["level"], 1);
+  EXPECT_EQ(got[0]["problem_id"], 19);
+  EXPECT_EQ(got[0]["model"], "model-a");
+  EXPECT_EQ(got[0]["recorded_torch_speedup"], 0.5);
+  EXPECT_EQ(got[0]["candidate"], kCandidate);
+  EXPECT_EQ(got[0]["ref"], kProblem);
+  EXPECT_EQ(got[1]["name"], "3_Relu_Again");
+  EXPECT_FALSE(got[1].contains("recorded_torch_speedup"));
+
+  Shell two = sh(tool() + " --checkout " + root + " --levels 2 --out " + jsonl);
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  EXPECT_NE(two.out.find("1 pairs written"), std::string::npos) << two.out;
+  EXPECT_EQ(sh(tool() + " --checkout " + root + " --levels x --out " + jsonl).exit_code, 2);
+  write_file(root + "/docs/assets/data.json", "[1, 2]");
+  EXPECT_EQ(sh(tool() + " --checkout " + root + " --out " + jsonl).exit_code, 2);
+}
+
 // audit_summary.py, the docs' figures of an audit: a gate whose status is harness-error counts as
 // one (it was missed when only error/harness-error was looked for), and a resumed run's rate counts
 // only the kernels it completed (--before: the same database's report before the run).

@@ -8,9 +8,15 @@ candidate's file name: `level1_problem23_triton.py`, `level_1_problem_23_sample_
 per kernel, with `level` and `problem_id`) adds its numeric fields to the line (the authors'
 timings), prefixed `recorded_`.
 
+A leaderboard checkout (the KernelBench leaderboard's layout: `docs/assets/data.json` mapping
+"Level L: N_Title" to solutions `{"display_name", "torch_speedup", "file"}`, problems in
+`docs/assets/problems/lL_pN.py`, solutions in `docs/assets/solutions/FILE.py`) is read from its
+index instead: every solution paired with its problem, `model` = the display name,
+`recorded_torch_speedup` = the speedup it lists.
+
 The corpus's code never enters this repository: point --checkout at a checkout outside it (or an
 ignored folder such as .deps/). Usage:
-  tools/corpus/kernelbench_jsonl.py --checkout DIR [--kernels GLOB ...] --out pairs.jsonl
+  tools/corpus/kernelbench_jsonl.py --checkout DIR [--kernels GLOB ...] [--levels 1,2] --out pairs.jsonl
 Default kernels: DIR/triton_runs/level*_triton/kernels/*.py (the ScalingIntelligence/KernelBench
 branch sokserey/tritonDump). Prints what it paired and what it could not, one line each, to stderr;
 exit 0 when at least one pair was written, 1 when none, 2 on bad usage.
@@ -75,6 +81,45 @@ def recorded_results(kernel_paths):
     return out
 
 
+LEADERBOARD_INDEX = os.path.join("docs", "assets", "data.json")
+_LEADERBOARD_KEY = re.compile(r"^Level (\d+): (\d+)_(.*)$")
+
+
+def leaderboard_lines(checkout, levels):
+    """(lines, unpaired) of a leaderboard checkout: one line per listed solution whose problem and
+    solution files are there."""
+    with open(os.path.join(checkout, LEADERBOARD_INDEX), encoding="utf-8") as f:
+        index = json.load(f)
+    lines, unpaired = [], 0
+    if not isinstance(index, dict):
+        raise ValueError("%s is not an object of problems" % LEADERBOARD_INDEX)
+    for key, solutions in index.items():
+        m = _LEADERBOARD_KEY.match(key)
+        if not m or not isinstance(solutions, list):
+            print("%s: %r is not a 'Level L: N_Title' key with a list; skipped" % (LEADERBOARD_INDEX, key), file=sys.stderr)
+            unpaired += 1
+            continue
+        level, problem, title = int(m.group(1)), int(m.group(2)), m.group(3)
+        if levels and level not in levels:
+            continue
+        ref = os.path.join(checkout, "docs", "assets", "problems", "l%d_p%d.py" % (level, problem))
+        for s in solutions:
+            file = s.get("file") if isinstance(s, dict) else None
+            cand = os.path.join(checkout, "docs", "assets", "solutions", "%s.py" % file) if isinstance(file, str) else ""
+            if not (cand and re.fullmatch(r"[A-Za-z0-9_.-]+", file) and os.path.isfile(cand) and os.path.isfile(ref)):
+                print("%s: %s: solution %r or its problem file is missing; skipped" % (LEADERBOARD_INDEX, key, file), file=sys.stderr)
+                unpaired += 1
+                continue
+            line = {"name": "%d_%s" % (problem, title), "level": level, "problem_id": problem,
+                    "kernel_file": os.path.relpath(cand, checkout), "ref": read(ref), "candidate": read(cand)}
+            if isinstance(s.get("display_name"), str):
+                line["model"] = s["display_name"]
+            if isinstance(s.get("torch_speedup"), (int, float)) and not isinstance(s.get("torch_speedup"), bool):
+                line["recorded_torch_speedup"] = s["torch_speedup"]
+            lines.append(line)
+    return lines, unpaired
+
+
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -86,7 +131,27 @@ def main():
     ap.add_argument("--kernels", action="append", help="glob of candidate modules, relative to --checkout (repeatable)")
     ap.add_argument("--out", required=True, help="the JSONL to write")
     ap.add_argument("--tag", default="", help="a 'tag' field for every line (e.g. the corpus's name)")
+    ap.add_argument("--levels", default="", help="only these levels, comma-separated (e.g. 1,2)")
     a = ap.parse_args()
+    try:
+        levels = {int(x) for x in a.levels.split(",") if x.strip()}
+    except ValueError:
+        print("kernelbench_jsonl: --levels takes numbers separated by commas, not %r" % a.levels, file=sys.stderr)
+        return 2
+    if os.path.isfile(os.path.join(a.checkout, LEADERBOARD_INDEX)) and not a.kernels:
+        try:
+            lines, unpaired = leaderboard_lines(a.checkout, levels)
+        except (OSError, ValueError) as e:
+            print("kernelbench_jsonl: %s: %s" % (os.path.join(a.checkout, LEADERBOARD_INDEX), e), file=sys.stderr)
+            return 2
+        with open(a.out, "w", encoding="utf-8") as out:
+            for line in lines:
+                if a.tag:
+                    line["tag"] = a.tag
+                out.write(json.dumps(line) + "\n")
+        print("kernelbench_jsonl: %d pairs written to %s, %d candidates unpaired" % (len(lines), a.out, unpaired),
+              file=sys.stderr)
+        return 0 if lines else 1
     if not os.path.isdir(os.path.join(a.checkout, "KernelBench")):
         print("kernelbench_jsonl: %s has no KernelBench/ folder (the problems)" % a.checkout, file=sys.stderr)
         return 2
@@ -101,6 +166,8 @@ def main():
         for k in kernels:
             rel = os.path.relpath(k, a.checkout)
             lp = level_and_problem(k)
+            if lp is not None and levels and lp[0] not in levels:
+                continue
             if lp is None:
                 print("%s: no level and problem id in its name; skipped" % rel, file=sys.stderr)
                 unpaired += 1

@@ -7,6 +7,8 @@ Measures, in one run on one machine (so the ratios hold):
   * torch's own cold `load_inline` (ninja, two translation units side by side, then the link);
   * each of its compile commands alone (`ninja -t commands`), nvcc with `-time` for its phases;
   * the C++ unit with a precompiled torch/extension.h (built once per toolchain, then reused);
+  * a whole cold load_inline as gauntlet's build child runs it (light headers written for the
+    CUDA source, the precompiled header for main.cpp), three distinct sources, the median;
   * the CUDA unit with host optimisation lowered;
   * K cold builds at once (a corpus's build lane), torch's way;
   * an unchanged module loaded again (torch's versioner: no compile) and a fresh child's import of
@@ -24,7 +26,7 @@ import textwrap
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from gauntlet_worker.building import LIGHT_CUDA_HEADERS  # noqa: E402
+from gauntlet_worker import light_headers  # noqa: E402
 from gauntlet_worker.pch import header_flags  # noqa: E402
 
 CUDA_SRC = textwrap.dedent(r"""
@@ -55,10 +57,12 @@ CPU_SRC = textwrap.dedent(r"""
 """)
 
 
-def build_script(name, build_dir, salt, light=False):
+def build_script(name, build_dir, salt, light_dir=None, pch_header=None):
     # `salt` makes each source distinct, as a corpus's kernels are (no cache can share them).
-    # `light`: nvcc sees gauntlet's light torch headers first, as the build child gives them.
-    flags = ["-I" + LIGHT_CUDA_HEADERS] if light else []
+    # `light_dir`: nvcc sees gauntlet's light torch headers first, as the build child gives them;
+    # `pch_header`: main.cpp reads the precompiled torch/extension.h, as the build child offers it.
+    flags = ["-I" + light_dir] if light_dir else []
+    cflags = ["-include", pch_header, "-Werror=invalid-pch"] if pch_header else []
     return textwrap.dedent(f"""
         import time, torch
         from torch.utils.cpp_extension import load_inline
@@ -66,7 +70,7 @@ def build_script(name, build_dir, salt, light=False):
         m = load_inline(name={name!r}, cpp_sources={(CPU_SRC + '// ' + salt) if CPU_ONLY else CPP_SRC!r},
                         cuda_sources={None if CPU_ONLY else CUDA_SRC + '// ' + salt!r},
                         functions=["scale_add_cuda"], build_directory={build_dir!r}, verbose=False,
-                        extra_cuda_cflags={flags!r})
+                        extra_cuda_cflags={flags!r}, extra_cflags={cflags!r})
         print("LOAD_S", time.time() - t)
     """)
 
@@ -149,26 +153,19 @@ def main():
     record("cxx_cmd", cxx)
     record("nvcc_cmd", nvcc)
     record("link_cmd", link)
-    csv = os.path.join(root, "nvcc-time.csv")
-    record("nvcc_timed_s", timed(nvcc + " -time " + shlex.quote(csv), cold))
-    record("nvcc_phases_s", nvcc_phases(csv))
-    try:
-        record("nvcc_time_csv_cmd", open(csv, encoding="utf-8").read()[:4000])
-    except OSError:
-        pass
+    if os.environ.get("BENCH_STEPS") != "light":  # nvcc's phases, measured before (docs/modules.md)
+        csv = os.path.join(root, "nvcc-time.csv")
+        record("nvcc_timed_s", timed(nvcc + " -time " + shlex.quote(csv), cold))
+        record("nvcc_phases_s", nvcc_phases(csv))
+        try:
+            record("nvcc_time_csv_cmd", open(csv, encoding="utf-8").read()[:4000])
+        except OSError:
+            pass
+    light_dir = None
     if not CPU_ONLY:
-        # 1b. The CUDA unit, and a whole cold load_inline, with the light torch headers (building.py).
-        record("nvcc_light_headers_s", timed(nvcc + " -I" + shlex.quote(LIGHT_CUDA_HEADERS), cold))
-        light_dir = os.path.join(root, "light")
-        os.makedirs(light_dir)
-        wall, load = run_python(build_script("scale_add_light", light_dir, "light", light=True), env)
-        record("light_cold_wall_s", wall)
-        record("light_cold_load_s", load)
-    if os.environ.get("BENCH_STEPS") == "light":
-        shutil.rmtree(root, ignore_errors=True)
-        return  # BENCH_STEPS=light: torch's cold build against the light headers, nothing after
-    record("cxx_alone_s", timed(cxx, cold))
-    record("link_alone_s", timed(link, cold))
+        # 1b. The CUDA unit with the light torch headers the build child writes for its source.
+        light_dir = light_headers.write(os.path.join(root, "light-headers"), [CUDA_SRC])
+        record("nvcc_light_headers_s", timed(nvcc + " -I" + shlex.quote(light_dir), cold))
 
     # 2. The C++ unit with a precompiled torch/extension.h: the flags of the cxx command, less
     # its in/out, compile a header that includes it; main.cpp then starts from the PCH.
@@ -190,6 +187,21 @@ def main():
     # -H lists each header read; with the PCH taken, the first line is the .gch ('! ...gch').
     record("pch_used", p.returncode == 0 and ".gch" in p.stderr.splitlines()[0] if p.stderr else False)
     record("pch_stderr_head_cmd", p.stderr[:600])
+
+    # 2b. A whole cold load_inline as gauntlet's build child runs it: light headers for cuda.cu, the
+    # precompiled header for main.cpp, both units side by side. Three distinct sources, one at a time.
+    loads = []
+    for k in range(3):
+        d = os.path.join(root, "gauntlet%d" % k)
+        os.makedirs(d)
+        loads.append(run_python(build_script("scale_add_g%d" % k, d, "g%d" % k, light_dir, header), env)[1])
+    record("gauntlet_cold_load_s", sorted(loads))
+    record("gauntlet_cold_load_median_s", sorted(loads)[1])
+    if os.environ.get("BENCH_STEPS") == "light":
+        shutil.rmtree(root, ignore_errors=True)
+        return  # BENCH_STEPS=light: the light-header and precompiled-header steps, nothing after
+    record("cxx_alone_s", timed(cxx, cold))
+    record("link_alone_s", timed(link, cold))
 
     # 3. The CUDA unit with the host compiler's optimisation lowered (device code unchanged).
     record("nvcc_host_O0_s", timed(nvcc + " -Xcompiler -O0", cold))

@@ -25,8 +25,8 @@
 #                     GPU_KB_RESUME=FILE: an earlier call's kb-audit.db to resume)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_BUILD_BENCH=1 first, before gauntlet's build: where a load_inline build's time goes
-#                     (tools/gpu/bench_module_build.py; BENCH_STEPS=light: only torch's cold
-#                     build against the light torch headers)
+#                     (tools/gpu/bench_module_build.py; BENCH_STEPS=light: torch's cold build,
+#                     then the light headers, the precompiled header and gauntlet's cold build)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
@@ -224,7 +224,8 @@ for k in json.load(open(sys.argv[1])):
   done
 fi
 # GPU_KB=DIR: a public KernelBench corpus, end to end. DIR is a checkout outside the repo's tracked
-# files (carried as .deps/...): tools/corpus/kernelbench_jsonl.py pairs its candidates with their
+# files (carried as .deps/...), a KernelBench tree or a leaderboard's (docs/assets/data.json; GPU_KB_LEVELS
+# picks levels): tools/corpus/kernelbench_jsonl.py pairs its candidates with their
 # problems, `gauntlet audit` runs them with --gpus 0 (GPU_KB_JOBS lanes, GPU_KB_BUILD_JOBS builds,
 # GPU_KB_FLAGS more audit flags), for at most GPU_KB_LIMIT seconds (SIGTERM: results kept; a later
 # call on the warm machine resumes the same database in $BUILD_DIR), then audit_summary.py's figures.
@@ -237,7 +238,7 @@ if [ -n "${GPU_KB:-}" ]; then
     cp "$GPU_KB_RESUME" "$kb_db" && chmod u+w "$kb_db" && stamp "resuming $GPU_KB_RESUME"
   fi
   python3 tools/corpus/kernelbench_jsonl.py --checkout "$GPU_KB" --out "$BUILD_DIR/kb-pairs.jsonl" \
-    ${GPU_KB_GLOBS:-} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
+    ${GPU_KB_GLOBS:-} ${GPU_KB_LEVELS:+--levels "$GPU_KB_LEVELS"} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
   tail -1 "$OUT/kb.log" | tee -a "$OUT/steps.log"
   # What the database held before this call: the summary's rate counts only what this call completed.
   kb_before=()
@@ -272,11 +273,18 @@ for rec in sorted(glob.glob(os.path.join(root, "*", "gauntlet-build*.json"))):
             for e in r.get("extensions", [])]
     print("%6.1f s  %s  %s%s" % (r.get("seconds", 0), os.path.basename(r.get("source", "?")), " ".join(exts),
                                   "  FAILED " + r.get("error", "")[:80] if "failed" in rec else ""))
+secs = sorted(json.load(open(r)).get("seconds", 0) for r in glob.glob(os.path.join(root, "*", "gauntlet-build*.json")))
+exts = [e for r in glob.glob(os.path.join(root, "*", "gauntlet-build.json")) for e in json.load(open(r)).get("extensions", [])]
+states = lambda key, word: sum(1 for e in exts if str(e.get(key) or "").startswith(word))
+if secs:
+    print("builds %d: median %.1f s, quartiles %.1f / %.1f s, max %.1f s; light cuda headers used %d, failed %d; "
+          "pch used %d" % (len(secs), secs[len(secs) // 2], secs[len(secs) // 4], secs[3 * len(secs) // 4], secs[-1],
+                           states("light_cuda_headers", "used"), states("light_cuda_headers", "failed"), states("pch", "used")))
 for f in sorted(glob.glob(os.path.join(root, "torch-pch-*", "flags.json"))):
     r = json.load(open(f))
     print("header %r: %.1f s, %d MB, cuda=%s" % (r.get("variant"), r.get("seconds", 0), r.get("bytes", 0) >> 20, r.get("cuda")))
 PY
-  stamp "module builds: $(grep -c ' s  ' "$OUT/module-builds.txt") (module-builds.txt)"
+  stamp "module builds: $(grep -m1 '^builds ' "$OUT/module-builds.txt") (module-builds.txt)"
 fi
 # GPU_DOBENCH=1: the timing gate against triton.testing.do_bench on the same kernels and shapes.
 # GPU_DOBENCH_REPORT: the selftest JSON or folder of verify JSONs to compare (default: this run's
