@@ -98,6 +98,16 @@ class OpRecorder:
         return out
 
 
+def surface_launch_error():
+    """Raises the error of a kernel launch CUDA refused during the module's call (a grid of 0
+    blocks for an empty input, too many threads), which the module did not check. CUDA keeps such
+    an error pending instead of raising it, and torch's next launch reports it: without this, the
+    next case's copy to the device, which is the worker's, fails with the module's error (seen on
+    the KernelBench leaderboard as a harness error). torch checks for a pending error after each of
+    its launches, so one tiny launch of its own raises it here, inside the call."""
+    state.torch.ones(1, device="cuda")
+
+
 def run_case(model, req, record_ops):
     rep = new_reply(req["case_id"])
     inputs = [a for a in req["args"] if isinstance(a, state.torch.Tensor)]
@@ -122,6 +132,7 @@ def run_case(model, req, record_ops):
             outs = as_outputs(result)
             if state.DEVICE != "cpu":
                 state.torch.cuda.synchronize()  # asynchronous errors belong to this call
+                surface_launch_error()  # and so does a launch CUDA refused
         except turns.TurnLost:
             raise  # the worker's exchange with the parent broke: not the module's exception
         except BaseException as e:  # noqa: B902 - nothing may escape the serve loop

@@ -59,10 +59,14 @@ made, rec = build(r, "plain_cuda", "#include <torch/extension.h>\n__global__ voi
 expect(len(made) == 1 and made[0]["light"], "a plain CUDA unit is built once, with the light headers: %s" % made)
 expect(rec["light_cuda_headers"].startswith("used"), "its record says the light headers were used: %s" % rec)
 types_h = made[0]["types_h"]
-expect("#define AT_PER_OPERATOR_HEADERS" in types_h and "ATen/ops/empty_like.h" in types_h,
-       "they declare each operator from its own header, the common ones by default:\n%s" % types_h)
-expect("CUDAContext.h" not in types_h and "softplus" not in types_h,
-       "a unit that names no stream gets no CUDA context headers, and no operator it does not name:\n%s" % types_h)
+expect("#define AT_PER_OPERATOR_HEADERS" in types_h and "ATen/ops/" not in types_h and "CUDAContext.h" not in types_h,
+       "a unit that calls no operator and names no stream gets no operator and no CUDA context header:\n%s" % types_h)
+
+made, rec = build(r, "calls_factories", "using namespace torch;\n__global__ void k() {}\n"
+                  "Tensor f(Tensor x) { auto y = empty_like(x); return torch::zeros({3}, x.options()); }")
+types_h = made[0]["types_h"]
+expect("ATen/ops/empty_like.h" in types_h and "ATen/ops/zeros.h" in types_h and "ATen/ops/ones.h" not in types_h,
+       "the common operators it calls, with or without a namespace, and no other:\n%s" % types_h)
 
 made, rec = build(r, "names_ops", "__global__ void k() {}\n"
                   "torch::Tensor f(torch::Tensor x) { auto s = at::cuda::getCurrentCUDAStream();\n"
@@ -72,7 +76,7 @@ expect("ATen/ops/softplus.h" in types_h and "ATen/ops/logsumexp.h" in types_h an
        "the operators a unit calls by name and the CUDA context it names are declared:\n%s" % types_h)
 expect("ops/cuda.h" not in types_h and "ops/nn.h" not in types_h and "ops/functional.h" not in types_h,
        "namespaces are not taken for operators:\n%s" % types_h)
-expect("2 named ops, CUDA context" in rec["light_cuda_headers"], "the record says what they held: %s" % rec)
+expect("3 op headers, CUDA context" in rec["light_cuda_headers"], "the record says what they held: %s" % rec)
 
 made, rec = build(r, "own_flags", "__global__ void k() {}", extra_cuda_cflags=["-O3"])
 expect(made[0]["flags"][-1] == "-O3" and made[0]["light"], "the module's own nvcc flags are kept: %s" % made)
