@@ -34,6 +34,9 @@ struct KernelManifest {
   // Python modules only, set by the build step (module_build.h), never read from a manifest: the
   // module's build directory, whose extensions its children load instead of compiling.
   std::string module_build_dir;
+  // Unmapped Python modules only, set from the reference's description (module_oracle.h), never
+  // read from a manifest: get_inputs()' non-tensor values, which every child passes at their places.
+  std::string module_constants;
   nlohmann::json expect;           // the corpus' self-test record (optional)
 };
 

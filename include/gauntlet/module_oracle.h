@@ -40,6 +40,9 @@ struct ModuleDescription {
   std::vector<std::string> key_ops;  // those provenance forbids (python/gauntlet_worker/reference.py key_ops)
   int copied_state = 0;              // state entries copied from ModelNew into Model
   std::string candidate_note;        // why ModelNew's weights could not be copied, if so
+  // get_inputs()' non-tensor values (a scale, a dim), fixed by the problem and passed at their
+  // positions: a JSON array of {"index", "value"}, "" when get_inputs() returns tensors only.
+  std::string constants;
 };
 // Parses the reference child's LoadReply signature (JSON); nullopt and *error when malformed.
 std::optional<ModuleDescription> parse_module_description(const std::string& json, std::string* error);

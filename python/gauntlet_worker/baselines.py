@@ -1,7 +1,7 @@
 # The timing gate's baselines of a module: its eager Model, torch.compile of it, or the library op.
 from . import state
 from .cases import as_outputs
-from .loading import pick
+from .loading import pick, with_constants
 
 # Baselines (the request's baseline_op): "module:eager" (the module's reference class Model, built
 # as the module oracle builds it: get_init_inputs(), seed 0, the candidate's shared weights, in the
@@ -113,7 +113,7 @@ class Baselines:
     def _build(self, op, args):
         if op == EAGER:
             m = self._model(args)
-            return lambda a: as_outputs(m(*tensor_args(a)))
+            return lambda a: as_outputs(m(*with_constants(tensor_args(a))))
         if op == COMPILED:
             why = compiled_baseline_unavailable()
             if why:
@@ -124,7 +124,7 @@ class Baselines:
             except Exception:  # noqa: BLE001
                 pass
             cm = state.torch.compile(self._model(args))
-            return lambda a: as_outputs(cm(*tensor_args(a)))
+            return lambda a: as_outputs(cm(*with_constants(tensor_args(a))))
         table = _library_baselines()
         if op not in table:
             raise NoBaseline("no library baseline for op %s" % op)

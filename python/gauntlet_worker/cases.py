@@ -2,6 +2,7 @@
 import time
 
 from . import state, turns
+from .loading import with_constants
 from .poisons import poison_cuda_cache
 from .wire import CALL_EXCEPTION, CALL_OK, CALL_OOM, WORKER_INTERNAL_ERROR
 
@@ -126,9 +127,9 @@ def run_case(model, req, record_ops):
         try:
             with state.torch.no_grad():
                 if recorder:
-                    result = recorder.record(lambda: model(*inputs))
+                    result = recorder.record(lambda: model(*with_constants(inputs)))
                 else:
-                    result = model(*inputs)
+                    result = model(*with_constants(inputs))
             outs = as_outputs(result)
             if state.DEVICE != "cpu":
                 state.torch.cuda.synchronize()  # asynchronous errors belong to this call

@@ -13,11 +13,37 @@ BUILD_PREFIX = "build:"
 def split_entry(entry):
     """The Load's entry: the class name, then "|" and a reference module's path when the manifest
     names one ("ModelNew|/runs/level1/23_Softmax.py"): that module supplies Model, get_inputs() and
-    get_init_inputs() where the candidate's file lacks them (KernelBench samples define ModelNew only)."""
+    get_init_inputs() where the candidate's file lacks them (KernelBench samples define ModelNew only).
+    A last line "constants=[...]" (src/parent/manifest.cpp python_load_entry) sets state.CONSTANTS."""
+    entry, _, constants = entry.partition("\nconstants=")
+    state.CONSTANTS = parse_constants(constants) if constants else []
     if "|" in entry:
         name, ref = entry.split("|", 1)
         return name, ref
     return entry, None
+
+
+def parse_constants(text):
+    """[(position, value)] of a JSON array of {"index", "value"} (ValueError when it is not one)."""
+    import json
+    out = []
+    for c in json.loads(text):
+        if not isinstance(c, dict) or not isinstance(c.get("index"), int) or isinstance(c.get("index"), bool) \
+                or not isinstance(c.get("value"), (int, float, bool)):
+            raise ValueError("a get_inputs() constant is not {index, value}: %r" % (c,))
+        out.append((c["index"], c["value"]))
+    return sorted(out)
+
+
+def with_constants(tensors):
+    """The call's arguments: the case's tensors, with get_inputs()' fixed non-tensor values (a
+    scale, a dim) put back at their positions."""
+    if not state.CONSTANTS:
+        return list(tensors)
+    args = list(tensors)
+    for position, value in state.CONSTANTS:
+        args.insert(min(position, len(args)), value)
+    return args
 
 
 def load_source(path, source, name="gauntlet_module"):

@@ -1,7 +1,7 @@
 # The module oracle's reference role (docs/modules.md, "Module oracle"), and Model's key operators.
 from . import state
 from .cases import OpRecorder, as_outputs, exception_reply, first_line, new_reply
-from .loading import pick
+from .loading import pick, with_constants
 
 # A Load with entry "reference:<Model>:<ModelNew>" starts this role instead of the candidate's: the
 # child builds the reference class with the candidate's weights and answers each Case with the
@@ -123,13 +123,19 @@ class Reference:
         get_inputs = pick(self.mods, "get_inputs")
         if not callable(get_inputs):
             raise LookupError("the module defines no get_inputs(): an unmapped module's shapes come from it")
-        inputs = list(get_inputs())
-        desc = []
-        for i, t in enumerate(inputs):
+        values = list(get_inputs())
+        desc, inputs, constants = [], [], []
+        for i, t in enumerate(values):
+            if isinstance(t, (bool, int, float)):
+                # A scale, a dim, a flag: fixed by the problem (KernelBench's 5_Matrix_scalar_multiplication
+                # passes its scalar this way), passed at its place in every call, never varied.
+                constants.append({"index": i, "value": t})
+                continue
             if not isinstance(t, state.torch.Tensor):
-                raise TypeError("get_inputs()[%d] is a %s: unmapped modules take tensor inputs only" % (i, type(t).__name__))
+                raise TypeError("get_inputs()[%d] is a %s: unmapped modules take tensors, bools, ints and floats only"
+                                % (i, type(t).__name__))
             t = t.detach().cpu()
-            inputs[i] = t
+            inputs.append(t)
             if t.dtype not in state.DTYPES:
                 raise TypeError("get_inputs()[%d] has dtype %s, which gauntlet does not generate" % (i, t.dtype))
             d = {"dtype": _dtype_name(t.dtype), "shape": list(t.shape)}
@@ -142,11 +148,12 @@ class Reference:
                 d["low"] = int(t.min()) if t.numel() else 0
                 d["high"] = int(t.max()) + 1 if t.numel() else 1
             desc.append(d)
+        state.CONSTANTS = [(c["index"], c["value"]) for c in constants]  # this child's calls below too
         rec = OpRecorder(top_level=True)
         with state.torch.no_grad():
-            outs = as_outputs(rec.record(lambda: self.model(*inputs)))
-            as_outputs(self.model64(*[t.double() if t.is_floating_point() else t for t in inputs]))
-        return json.dumps({"inputs": desc,
+            outs = as_outputs(rec.record(lambda: self.model(*with_constants(inputs))))
+            as_outputs(self.model64(*with_constants([t.double() if t.is_floating_point() else t for t in inputs])))
+        return json.dumps({"inputs": desc, "constants": constants,
                            "outputs": [{"dtype": _dtype_name(o.dtype), "shape": list(o.shape)} for o in outs],
                            "ops": rec.names, "key_ops": key_ops(rec.names), "copied_state": self.copied,
                            "candidate_note": self.candidate_note})
@@ -163,7 +170,7 @@ class Reference:
         try:
             with state.torch.no_grad():
                 wide = [t.double() if t.is_floating_point() else t for t in inputs]
-                rep["calls"].append(plain(as_outputs(self.model64(*wide))))
+                rep["calls"].append(plain(as_outputs(self.model64(*with_constants(wide)))))
         except BaseException as e:  # noqa: B902
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 e = RuntimeError("the reference raised %s" % type(e).__name__)
@@ -172,7 +179,7 @@ class Reference:
         if floating:
             try:
                 with state.torch.no_grad():
-                    rep["calls"].append(plain(as_outputs(self.lib_model(floating[0])(*[t.clone() for t in inputs]))))
+                    rep["calls"].append(plain(as_outputs(self.lib_model(floating[0])(*with_constants([t.clone() for t in inputs])))))
             except Exception:  # noqa: B902 - without it the tolerance falls back to its floor
                 pass
         return rep

@@ -17,6 +17,9 @@ DTYPES = []  # DType code -> torch dtype (include/gauntlet/types.h order)
 DEVICE = "cpu"  # the Load's device: "cuda" puts every case input on the GPU (same strides and storage)
 
 POISON = {"byte": 0}  # the memory gate's poison byte for this child (poisons.py), 0: none
+# An unmapped module's non-tensor get_inputs() values, [(position, value)]: fixed by its problem,
+# passed at their places in every call (loading.with_constants); the parent sends tensors only.
+CONSTANTS = []
 LOADED = {"mods": []}  # the candidate's module and its reference module (the timing baselines' Model)
 SECCOMP = {"active": False}  # whether this child installed the seccomp filter (torch.compile needs exec)
 

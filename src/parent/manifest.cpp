@@ -170,9 +170,11 @@ bool is_python_module(const KernelManifest& m) {
 }
 
 std::string python_load_entry(const KernelManifest& m, const std::string& entry) {
-  if (m.reference.empty()) return entry;
+  // A line of its own: neither a class name nor a path holds a newline (python/gauntlet_worker/loading.py).
+  const std::string constants = m.module_constants.empty() ? "" : "\nconstants=" + m.module_constants;
+  if (m.reference.empty()) return entry + constants;
   char resolved[PATH_MAX];
-  return entry + "|" + (realpath(m.reference.c_str(), resolved) ? std::string(resolved) : m.reference);
+  return entry + "|" + (realpath(m.reference.c_str(), resolved) ? std::string(resolved) : m.reference) + constants;
 }
 
 }  // namespace gauntlet

@@ -88,6 +88,13 @@ std::optional<ModuleDescription> parse_module_description(const std::string& tex
         if (op.is_string()) (std::string(k) == "ops" ? d.ops : d.key_ops).push_back(op);
   d.copied_state = j.value("copied_state", 0);
   d.candidate_note = j.value("candidate_note", "");
+  if (j.contains("constants") && j["constants"].is_array() && !j["constants"].empty()) {
+    for (const auto& c : j["constants"])
+      if (!c.is_object() || !c.contains("index") || !c["index"].is_number_integer() || !c.contains("value") ||
+          !(c["value"].is_number() || c["value"].is_boolean()))
+        return bad("a constant without an index and a number or bool value");
+    d.constants = j["constants"].dump();
+  }
   return d;
 }
 

@@ -63,6 +63,47 @@ TEST(ModuleOracle, KernelBenchNameMapsToItsSchema) {
   EXPECT_FALSE(r.report["environment"]["module"].contains("oracle"));
 }
 
+// get_inputs() with a non-tensor value (KernelBench's 5_Matrix_scalar_multiplication returns
+// [A, s]): the value is the problem's, passed at its place in every call of the candidate and the
+// reference, never varied. A candidate that honours it passes every gate; one that truncates it to
+// an integer fails accuracy; a value that is no number is said, with its position.
+TEST(ModuleOracle, NonTensorInputsArePassedAtTheirPlaces) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  const std::string problem =
+      "import torch\nimport torch.nn as nn\n"
+      "class Model(nn.Module):\n    def forward(self, A, s, B, flag):\n"
+      "        return A * s + B if flag else A\n"
+      "def get_inputs():\n    return [torch.randn(64, 48), 3.5, torch.randn(64, 48), True]\n"
+      "def get_init_inputs():\n    return []\n";
+  write_file(dir + "/scale_ok.py", problem +
+             "class ModelNew(nn.Module):\n    def forward(self, A, s, B, flag):\n"
+             "        assert isinstance(s, float) and flag is True\n"
+             "        return torch.addcmul(B, A, torch.full_like(A, s))\n");
+  write_file(dir + "/scale_truncated.py", problem +
+             "class ModelNew(nn.Module):\n    def forward(self, A, s, B, flag):\n"
+             "        return torch.addcmul(B, A, torch.full_like(A, float(int(s))))\n");
+  const Verified ok = verify_report({dir + "/scale_ok.py"});
+  ASSERT_TRUE(ok.report.is_object()) << ok.log;
+  EXPECT_EQ(ok.report["verdict"], "pass") << ok.report.dump(1);
+  EXPECT_EQ(ok.exit_code, 0) << ok.log;
+  const Verified bad = verify_report({dir + "/scale_truncated.py", "--gates", "contract,accuracy"});
+  ASSERT_TRUE(bad.report.is_object()) << bad.log;
+  EXPECT_EQ(bad.report["verdict"], "fail") << bad.report.dump(1);
+  EXPECT_EQ(report_gate(bad.report, "contract")["status"], "pass") << bad.report.dump(1);
+  EXPECT_EQ(report_gate(bad.report, "accuracy")["category"], "wrong-result") << bad.report.dump(1);
+  // A value that is neither a tensor nor a number is said, with its position, before any gate.
+  write_file(dir + "/scale_string.py",
+             "import torch\nimport torch.nn as nn\n"
+             "class Model(nn.Module):\n    def forward(self, A, how):\n        return A\n"
+             "class ModelNew(Model):\n    pass\n"
+             "def get_inputs():\n    return [torch.randn(4), 'fast']\n"
+             "def get_init_inputs():\n    return []\n");
+  auto r = run_gauntlet({"verify", dir + "/scale_string.py", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("get_inputs()[1] is a str"), std::string::npos) << r.err;
+}
+
 // Bad input: one line on stderr, exit 2.
 TEST(ModuleOracle, UnusableModulesAreBadInput) {
   REQUIRE_PYTHON_TORCH();
