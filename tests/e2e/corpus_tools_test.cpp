@@ -50,6 +50,14 @@ class ModelNew(torch.nn.Module):
 
 std::string tool() { return "python3 " + source_dir() + "/tools/corpus/kernelbench_jsonl.py"; }
 
+std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::istringstream lines(read_file(path));
+  std::string line;
+  std::vector<nlohmann::json> out;
+  while (std::getline(lines, line)) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
 }  // namespace
 
 TEST(CorpusTools, KernelbenchJsonlPairsCandidatesAndTheAuditKeepsTheirFields) {
@@ -70,10 +78,7 @@ TEST(CorpusTools, KernelbenchJsonlPairsCandidatesAndTheAuditKeepsTheirFields) {
   EXPECT_NE(r.out.find("1 candidates unpaired"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("level1_problem77_triton.py: no single KernelBench/level1/77_*.py"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("results.jsonl:2: skipped"), std::string::npos) << r.out;
-  std::istringstream lines(read_file(jsonl));
-  std::string line;
-  std::vector<nlohmann::json> got;
-  while (std::getline(lines, line)) got.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> got = read_jsonl(jsonl);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0]["name"], "19_ReLU.py");
   EXPECT_EQ(got[0]["level"], 1);
@@ -122,10 +127,7 @@ TEST(CorpusTools, KernelbenchJsonlReadsALeaderboardFromItsIndex) {
   EXPECT_NE(r.out.find("2 pairs written"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 candidates unpaired"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Level 1: 19_ReLU: solution 'gone'"), std::string::npos) << r.out;
-  std::istringstream lines(read_file(jsonl));
-  std::string line;
-  std::vector<nlohmann::json> got;
-  while (std::getline(lines, line)) got.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> got = read_jsonl(jsonl);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0]["name"], "19_ReLU");
   EXPECT_EQ(got[0]["level"], 1);
