@@ -87,9 +87,9 @@ inline Split split_at(at::IntArrayRef sizes, int64_t d) {
 
 // cross_entropy(logits[N,C], target[N] int64) = F.cross_entropy(logits, target) with mean reduction:
 // mean over rows of (logsumexp(row) - row[target]), a 0-d tensor in logits' dtype. Targets must lie
-// in [0, C) (no ignore_index). Non-finite rows follow the logsumexp convention of gauntlet's oracle:
-// the max is shifted out only when finite, so a row holding +inf has lse = +inf (loss +inf, or NaN
-// when the target logit is +inf too), an all -inf row gives -inf - -inf = NaN, NaN propagates.
+// in [0, C) (no ignore_index). Non-finite rows as PyTorch's log_softmax gives them: a row whose max
+// is +inf has NaN in every class (inf - inf), so its loss is NaN whatever the target; an all -inf
+// row gives -inf - -inf = NaN; a -inf target logit in a finite row gives +inf; NaN propagates.
 // N = 0 gives NaN (mean of nothing). All in double with error-free sums, one rounding.
 torch::Tensor forward(const torch::Tensor& logits, const torch::Tensor& target) {
   check_float_cpu(logits);
@@ -121,7 +121,8 @@ torch::Tensor forward(const torch::Tensor& logits, const torch::Tensor& target) 
       Acc s;
       for (int64_t c = 0; c < C; ++c) s.add(std::exp(static_cast<double>(row[c]) - shift));
       const double lse = std::log(s.value()) + shift;
-      total.add(lse - static_cast<double>(row[pt[n]]));
+      const bool plus_inf_max = std::isinf(m) && m > 0;
+      total.add(plus_inf_max ? std::numeric_limits<double>::quiet_NaN() : lse - static_cast<double>(row[pt[n]]));
     }
     out.data_ptr<scalar_t>()[0] = round_out<scalar_t>(total.value() / static_cast<double>(N));
   });

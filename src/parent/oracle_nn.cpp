@@ -209,10 +209,16 @@ OracleResult cross_entropy(const Inputs& in, const AttrMap&) {
   }
   const at::Tensor lse = logsumexp_nan(x, 1, /*keepdim=*/false);
   const at::Tensor picked = x.gather(1, t.unsqueeze(1)).squeeze(1);
+  // F.cross_entropy is nll_loss(log_softmax(x)), and log_softmax subtracts the row's max: a row
+  // whose max is +inf gives inf - inf = NaN in every class, so its loss is NaN whatever the target
+  // (lse - x_t alone would say +inf). OracleAgreement holds every oracle to ATen on such rows.
+  const at::Tensor row_max = x.amax(1);
+  const at::Tensor loss = at::where(row_max == kInf,
+                                    at::full_like(lse, std::numeric_limits<double>::quiet_NaN()), lse - picked);
   // Scale mean_i(1 + |lse_i| + |x_i,t_i|): row i's loss lse_i - x_i,t errs by lse_i's error
   // (about u*(1 + |lse_i|), see logsumexp) plus the subtraction's; the mean over N is a sum
   // whose terms are bounded the same way.
-  return make_result((lse - picked).mean(), (1.0 + lse.abs() + picked.abs()).mean());
+  return make_result(loss.mean(), (1.0 + lse.abs() + picked.abs()).mean());
 }
 
 }  // namespace gauntlet::oracle_impl
