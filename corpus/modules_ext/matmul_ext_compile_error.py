@@ -1,5 +1,7 @@
 # Planted build failure (CPU load_inline): the C++ source calls a function that does not exist.
 # One build-error for the module, with the compiler's first error lines, not a load-error per gate.
+# verbose=True, as 351 of the KernelBench leaderboard's 383 solutions pass it: torch then prints the
+# compiler's output instead of putting it in its error, and the build step must still show it.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -12,7 +14,7 @@ torch::Tensor matmul_cuda(torch::Tensor a, torch::Tensor b) {
 }
 """
 
-ext = load_inline(name="matmul_cuda", cpp_sources=cpp_source, functions=["matmul_cuda"], verbose=False)
+ext = load_inline(name="matmul_cuda", cpp_sources=cpp_source, functions=["matmul_cuda"], verbose=True)
 
 
 class Model(nn.Module):

@@ -182,6 +182,10 @@ class Recorder:
         light headers where they apply (one torch call, the two units side by side as torch builds
         them), then without what failed. Returns (result, pch state, light-header state)."""
         call = _bound_call(original, name, args, kwargs)
+        if call is not None and call.get("verbose"):
+            # verbose=True (most KernelBench solutions) prints the compiler's output to a stdout nobody
+            # reads; without it torch puts that output in its error: the build-error's evidence.
+            call["verbose"] = False
         wanted = len(self.pch_wanted)
         pch_call = self._with_pch(call) if fn_name == "load_inline" else None
         pch = "not offered"
@@ -214,7 +218,7 @@ class Recorder:
                     raise  # torch's own headers for the CUDA unit, and it failed: the module's error
                 else:
                     pch, pch_call = "failed (%s): built again without it" % first_error_line(e), None
-        return original(name, *args, **kwargs), pch, light
+        return (original(name, **call) if call is not None else original(name, *args, **kwargs)), pch, light
 
     def _wrap(self, fn_name, original):
         def build(name, *args, **kwargs):
