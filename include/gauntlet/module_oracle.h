@@ -116,8 +116,9 @@ class ModuleReference {
 };
 
 // verify_kernel's entry for "op": "module": starts *out and returns its schema, or nullopt with
-// *error (one line: not a .py source, no Model, no get_inputs, a failing reference).
-std::optional<OpSchema> start_module_oracle(const KernelManifest& manifest, const SandboxOptions& sandbox,
+// *error (one line: not a .py source, no Model, no get_inputs, a failing reference). Sets the
+// manifest's module_constants from the reference's description, for the children started after it.
+std::optional<OpSchema> start_module_oracle(KernelManifest* manifest, const SandboxOptions& sandbox,
                                             std::unique_ptr<ModuleReference>* out, std::string* error);
 // The report's environment.module.oracle: tolerance, K estimate, Model's operators, copied state.
 nlohmann::json module_oracle_json(const ModuleReference& ref);

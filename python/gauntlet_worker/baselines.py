@@ -14,6 +14,11 @@ def tensor_args(args):
     return [a for a in args if isinstance(a, state.torch.Tensor)]
 
 
+def module_call_args(args):
+    """A module's call arguments from a request's: its tensors, get_inputs()' constants put back."""
+    return with_constants(tensor_args(args))
+
+
 def _library_baselines():
     """library_baseline.cpp's table: one expression per op, the schema's argument order
     (opschemas/<op>.json: inputs, then attributes)."""
@@ -113,7 +118,7 @@ class Baselines:
     def _build(self, op, args):
         if op == EAGER:
             m = self._model(args)
-            return lambda a: as_outputs(m(*with_constants(tensor_args(a))))
+            return lambda a: as_outputs(m(*module_call_args(a)))
         if op == COMPILED:
             why = compiled_baseline_unavailable()
             if why:
@@ -124,7 +129,7 @@ class Baselines:
             except Exception:  # noqa: BLE001
                 pass
             cm = state.torch.compile(self._model(args))
-            return lambda a: as_outputs(cm(*with_constants(tensor_args(a))))
+            return lambda a: as_outputs(cm(*module_call_args(a)))
         table = _library_baselines()
         if op not in table:
             raise NoBaseline("no library baseline for op %s" % op)

@@ -203,7 +203,9 @@ class Recorder:
                 shutil.rmtree(where, ignore_errors=True)
                 os.makedirs(where, exist_ok=True)
                 failed = _failed_units(e)
-                if pch_call is not None and (_pch_rejected(e) or (failed and all(u.startswith("main") for u in failed))):
+                main_only = bool(failed) and all(u.startswith("main") for u in failed)
+                cuda_only = bool(failed) and not any(u.startswith("main") for u in failed)
+                if pch_call is not None and (_pch_rejected(e) or main_only):
                     # The C++ unit alone failed: without the header, torch's own text decides.
                     pch = ("rejected by g++ (the module's own flags): built without it" if _pch_rejected(e) else
                            "failed (%s): built again without it" % first_error_line(e))
@@ -214,7 +216,7 @@ class Recorder:
                     # The light headers may lack what the unit needs, or the unit is wrong: torch's
                     # own headers decide.
                     light, light_call = "failed (%s): built again with torch's headers" % first_error_line(e), None
-                elif failed and not any(u.startswith("main") for u in failed):
+                elif cuda_only:
                     raise  # torch's own headers for the CUDA unit, and it failed: the module's error
                 else:
                     pch, pch_call = "failed (%s): built again without it" % first_error_line(e), None

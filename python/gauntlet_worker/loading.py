@@ -38,8 +38,6 @@ def parse_constants(text):
 def with_constants(tensors):
     """The call's arguments: the case's tensors, with get_inputs()' fixed non-tensor values (a
     scale, a dim) put back at their positions."""
-    if not state.CONSTANTS:
-        return list(tensors)
     args = list(tensors)
     for position, value in state.CONSTANTS:
         args.insert(min(position, len(args)), value)

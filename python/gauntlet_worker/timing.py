@@ -2,9 +2,8 @@
 import time
 
 from . import state
-from .baselines import NoBaseline, tensor_args
+from .baselines import NoBaseline, module_call_args
 from .cases import as_outputs, exception_reply, first_line
-from .loading import with_constants
 from .messages import new_time_reply
 from .poisons import keep_heap
 from .wire import CALL_EXCEPTION, CALL_OK, WORKER_INTERNAL_ERROR
@@ -106,7 +105,7 @@ def _run_timing(model, req, baselines):
             flush = state.torch.empty(req["flush_bytes"], dtype=state.torch.uint8, device="cuda")
 
         def candidate(args):
-            return as_outputs(model(*with_constants(tensor_args(args))))
+            return as_outputs(model(*module_call_args(args)))
 
         # Untimed first calls: the outputs the parent verifies, and the baseline's availability.
         verified = []

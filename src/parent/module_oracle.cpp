@@ -434,8 +434,9 @@ OracleResult ModuleReference::evaluate(const std::vector<at::Tensor>& inputs) {
   return r;
 }
 
-std::optional<OpSchema> start_module_oracle(const KernelManifest& manifest, const SandboxOptions& sandbox,
+std::optional<OpSchema> start_module_oracle(KernelManifest* manifest_ptr, const SandboxOptions& sandbox,
                                             std::unique_ptr<ModuleReference>* out, std::string* error) {
+  const KernelManifest& manifest = *manifest_ptr;
   if (!is_python_module(manifest))
     return (*error = "op \"module\" (the module's own Model as the oracle) needs a Python module, not " + manifest.source,
             std::nullopt);
@@ -445,6 +446,8 @@ std::optional<OpSchema> start_module_oracle(const KernelManifest& manifest, cons
     return (*error = manifest.source + ": unknown device " + manifest.device, std::nullopt);
   *out = ModuleReference::start(manifest, sandbox, error);
   if (!*out) return std::nullopt;
+  // Every child started for this manifest after the reference passes get_inputs()' constants.
+  manifest_ptr->module_constants = (*out)->description().constants;
   return (*out)->schema();
 }
 

@@ -112,10 +112,9 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   BuildResult module_build;
   if (python) module_build = python_module_build(&manifest, launcher);
   std::unique_ptr<ModuleReference> module_ref;
-  auto schema = op == kModuleOp ? start_module_oracle(manifest, launcher.options(), &module_ref, &error)
+  auto schema = op == kModuleOp ? start_module_oracle(&manifest, launcher.options(), &module_ref, &error)
                                 : find_schema(op, &error);
   if (!schema) return bad_file(file, error);
-  if (module_ref) manifest.module_constants = module_ref->description().constants;
   if (sha256_file_hex(schema->source_file) != schema_sha)
     return bad_file(file, "the schema of " + op + " changed since the case was recorded (" + schema->source_file + ")");
   auto gate = make_gate(gate_name);

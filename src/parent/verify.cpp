@@ -152,9 +152,8 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
     schema = OpSchema{};  // nothing runs: every gate is the build's verdict
     schema->name = kModuleOp;
   } else if (manifest.op == kModuleOp) {
-    schema = start_module_oracle(manifest, launcher.options(), &module_ref, error);
+    schema = start_module_oracle(&manifest, launcher.options(), &module_ref, error);
     if (!schema) return std::nullopt;
-    manifest.module_constants = module_ref->description().constants;
     if (auto issues = check_contract(*schema, &manifest); !issues.empty())
       return (*error = contract_error(manifest, issues[0]), std::nullopt);
   }
