@@ -75,7 +75,7 @@ class AccuracyGate : public Gate {
     v.cases = 1;
     note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
-      v = verdict_from_outcome(name(), run);
+      v = verdict_from_outcome(ctx, name(), run);
       v.cases = 1;
       v.replay = write_replay(ctx, name(), run, v);
       return v;

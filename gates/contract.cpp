@@ -57,7 +57,7 @@ class ContractGate : public Gate {
     v.cases = 1;
     note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
-      v = verdict_from_outcome(name(), run);
+      v = verdict_from_outcome(ctx, name(), run);
       v.cases = 1;
     } else {
       v.message = first_violation(ctx, run);

@@ -322,7 +322,7 @@ class DeterminismGate : public Gate {
     note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
       *a_died = run.outcome.kind == Outcome::Kind::Died || run.outcome.kind == Outcome::Kind::TimedOut;
-      v = verdict_from_outcome(kGate, run);
+      v = verdict_from_outcome(ctx, kGate, run);
       v.cases = 1;
       if (v.status != Status::HarnessError) v.replay = write_replay(ctx, kGate, run, v);
       return v;
@@ -336,7 +336,7 @@ class DeterminismGate : public Gate {
     fresh.outcome = timed_call(ctx, b, req);
     if (fresh.outcome.kind != Outcome::Kind::Ok) {
       *b_died = fresh.outcome.kind == Outcome::Kind::Died || fresh.outcome.kind == Outcome::Kind::TimedOut;
-      v = verdict_from_outcome(kGate, fresh);
+      v = verdict_from_outcome(ctx, kGate, fresh);
       v.cases = 1;
       v.message += " (the first process, " + poison_text().substr(0, poison_text().find(", then")) + ", returned outputs)";
       v.replay = write_replay(ctx, kGate, run, v);

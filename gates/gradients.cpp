@@ -155,7 +155,7 @@ class GradientsGate : public Gate {
     ctx.timing.call += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     ctx.timing.kernel += run.outcome.reply.kernel_seconds;
     if (run.outcome.kind != Outcome::Kind::Ok) {
-      GateVerdict v = verdict_from_outcome(name(), run);
+      GateVerdict v = verdict_from_outcome(ctx, name(), run);
       v.cases = 1;
       v.message = "backward " + v.message;
       v.replay = write_replay(ctx, name(), run, v);

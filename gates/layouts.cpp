@@ -8,6 +8,7 @@
 #include <set>
 
 #include "gauntlet/case_cost.h"
+#include "gauntlet/contract_scope.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
 #include "gauntlet/property.h"
@@ -145,6 +146,12 @@ std::string shape_text(at::IntArrayRef s) {
   return t + "]";
 }
 
+std::string layouts_contract(const KernelManifest& m) {
+  std::string s;
+  for (const std::string& l : m.layouts) s += (s.empty() ? "" : ", ") + l;
+  return "layouts " + (s.empty() ? std::string("any") : s);
+}
+
 std::string layouts_text(const Case& c) {
   std::string s;
   for (const TensorRecipe& r : c.tensors)
@@ -165,6 +172,7 @@ class LayoutsGate : public Gate {
     }
     std::map<std::string, int> exercised;  // layout name -> cases that used it (before any failure)
     int configurations = 0, single = 0, all = 0;  // cases; with one input non-contiguous; with every input
+    int refused = 0;  // cases outside the kernel's contract that it refused (as it may)
     const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, kCasesPerBudget);
     auto pick = [&]() {
       Case c;
@@ -205,7 +213,9 @@ class LayoutsGate : public Gate {
         holder.reset();
         halted = true;
       }
-      if (v.status == Status::Pass) {
+      if (v.status == Status::Pass && v.evidence.value("refused_outside_contract", false)) {
+        ++refused;
+      } else if (v.status == Status::Pass) {
         ++configurations;
         int non_contiguous = 0;
         for (const TensorRecipe& r : c.tensors) {
@@ -230,6 +240,12 @@ class LayoutsGate : public Gate {
     GateVerdict v;
     v.name = kGate;
     v.cases = p.cases;
+    if (configurations == 0 && refused > 0) {
+      v.message = std::to_string(refused) + " layout cases, all outside the kernel's contract (" +
+                  layouts_contract(ctx.manifest) + "), refused cleanly, as it may";
+      v.evidence["refused_outside_contract"] = refused;
+      return v;
+    }
     if (configurations == 0) {
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;
@@ -241,6 +257,10 @@ class LayoutsGate : public Gate {
     v.message = std::to_string(configurations) + " layout cases (" + list + "; " + std::to_string(single) +
                 " with one input non-contiguous" + (ctx.schema.inputs.size() > 1 ? ", " + std::to_string(all) + " with all" : "") +
                 ") give the contiguous inputs' result";
+    if (refused > 0) {
+      v.message += "; " + std::to_string(refused) + " outside the kernel's contract refused cleanly";
+      v.evidence["refused_outside_contract"] = refused;
+    }
     v.evidence["layouts"] = exercised;
     v.evidence["one_input_cases"] = single;
     v.evidence["all_inputs_cases"] = all;
@@ -267,6 +287,7 @@ class LayoutsGate : public Gate {
     v.cases = 1;
     CaseRun run;
     run.c = c;
+    note_case_scope(ctx, c);
     const auto t0 = std::chrono::steady_clock::now();
     run.inputs = materialize_all(c);
     const auto t1 = std::chrono::steady_clock::now();
@@ -289,9 +310,10 @@ class LayoutsGate : public Gate {
     CaseRun base_run;
     base_run.c = c;
     base_run.c.label = c.label + " (contiguous copies)";
+    for (TensorRecipe& r : base_run.c.tensors) r.layout = "contiguous";
     base_run.outcome = timed_call(ctx, session, base);
     if (base_run.outcome.kind != Outcome::Kind::Ok) {
-      v = verdict_from_outcome(kGate, base_run);
+      v = verdict_from_outcome(ctx, kGate, base_run);
       v.cases = 1;
       v.replay = write_replay(ctx, kGate, run, v);
       return v;
@@ -302,8 +324,9 @@ class LayoutsGate : public Gate {
     run.outcome = timed_call(ctx, session, req);
     note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
-      v = verdict_from_outcome(kGate, run);
+      v = verdict_from_outcome(ctx, kGate, run);
       v.cases = 1;
+      if (v.status == Status::Pass) return v;  // refused outside its contract
       v.message += " (the same values in contiguous tensors were accepted)";
       v.replay = write_replay(ctx, kGate, run, v);
       return v;

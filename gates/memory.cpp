@@ -601,7 +601,7 @@ class MemoryGate : public Gate {
   }
 
   static GateVerdict error_from(GateContext& ctx, CaseRun& run, const std::string& which) {
-    GateVerdict v = verdict_from_outcome(kGate, run);
+    GateVerdict v = verdict_from_outcome(ctx, kGate, run);
     v.cases = 1;
     v.message += " (" + which + ")";
     if (v.status != Status::HarnessError) v.replay = write_replay(ctx, kGate, run, v);
@@ -700,7 +700,7 @@ class MemoryGate : public Gate {
     const memory_gate::AsanReport rep = memory_gate::parse_asan_report(text);
     if (!rep.found) return error_from(ctx, run, "AddressSanitizer build; the plain build ran this case");
     if (text.find("rss limit exhausted") != std::string::npos) {
-      GateVerdict v = verdict_from_outcome(kGate, run);
+      GateVerdict v = verdict_from_outcome(ctx, kGate, run);
       v.status = Status::Error;
       v.category = Category::OutOfMemory;
       v.message = "case " + c.label + ": the AddressSanitizer build exceeded the memory limit (ASan's RSS watchdog)";

@@ -185,7 +185,7 @@ class ProvenanceGate : public Gate {
     CaseRun run = run_case(ctx, session, c);
     ++st->cases;
     if (run.outcome.kind != Outcome::Kind::Ok) {
-      GateVerdict v = verdict_from_outcome(name(), run);
+      GateVerdict v = verdict_from_outcome(ctx, name(), run);
       v.replay = write_replay(ctx, name(), run, v);
       return v;
     }
@@ -234,7 +234,7 @@ class ProvenanceGate : public Gate {
     CaseRun run = run_case(ctx, session, perturbed);
     ++st->cases;
     if (run.outcome.kind != Outcome::Kind::Ok) {
-      GateVerdict v = verdict_from_outcome(name(), run);
+      GateVerdict v = verdict_from_outcome(ctx, name(), run);
       v.replay = write_replay(ctx, name(), run, v);
       return v;
     }

@@ -499,7 +499,7 @@ class StatelessnessGate : public Gate {
   }
 
   static GateVerdict error_from(GateContext& ctx, const CaseRun& a_run, const CaseRun& failing, const std::string& step) {
-    GateVerdict v = verdict_from_outcome(kGate, failing);
+    GateVerdict v = verdict_from_outcome(ctx, kGate, failing);
     v.cases = 1;
     v.message = step + ": " + v.message;
     if (v.status != Status::HarnessError) v.replay = write_replay(ctx, kGate, a_run, v);
@@ -632,6 +632,9 @@ class StatelessnessGate : public Gate {
     const int64_t L = a.tensors[0].shape[0];
     const std::string sym = chosen_patterns(ctx.schema, a, alt)[0][0];
     if (L < 2 || ctx.space.limits_for(sym).first > L - 1) return pass;
+    // A dim the contract ties to others (a square matmul's M) has no slice inside the contract.
+    for (const auto& group : ctx.manifest.equal_dims)
+      if (std::find(group.begin(), group.end(), sym) != group.end()) return pass;
     const wire::CallOutputs& full = a_run.outcome.reply.calls.at(0);
     const bool elementwise = !ctx.schema.reduction.has_value();
     auto tol = ctx.schema.tolerance.find(a.tensors.at(0).dtype);

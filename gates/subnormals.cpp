@@ -314,7 +314,7 @@ class SubnormalsGate : public Gate {
     v.cases = 1;
     note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
-      GateVerdict e = verdict_from_outcome(name(), run);
+      GateVerdict e = verdict_from_outcome(ctx, name(), run);
       e.cases = 1;
       return e;
     }

@@ -347,7 +347,7 @@ class TimingGate : public Gate {
     // A candidate's error in any timed run is the candidate's verdict.
     auto candidate_error = [&](const Outcome& o) {
       runs[0].outcome = o;
-      GateVerdict e = verdict_from_outcome(name(), runs[0]);
+      GateVerdict e = verdict_from_outcome(ctx, name(), runs[0]);
       e.cases = int(sets.size());
       e.replay = write_replay(ctx, name(), runs[0], e);
       return e;

@@ -120,9 +120,15 @@ class CaseSpace {
                     std::string* error) const;
   // The first typical shape with default attributes (the KernelBench-style check's shape).
   bool fixed_case(DType dtype, Distribution dist, uint64_t seed, Case* out, std::string* error) const;
-  // A case with exactly these dims (every schema dim named), shape alternative and attributes.
+  // A case with these dims (every schema dim named), shape alternative and attributes, inside the
+  // manifest's contract: dims it declares equal take the smallest of their sizes, and a shape
+  // alternative of a rank it excludes is passed over.
   bool build(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
              Distribution dist, uint64_t seed, Case* out, std::string* error) const;
+  // The same case with the contract's ranks and equal dims not held (the shapes gate's probes of
+  // what lies outside it; the schema's own constraints still hold).
+  bool build_beyond_contract(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs,
+                             DType dtype, Distribution dist, uint64_t seed, Case* out, std::string* error) const;
   // Typical sizes of a dim inside the contract (schema domain narrowed by the manifest).
   std::vector<int64_t> sizes_for(const std::string& dim) const;
   // The contract's [min, max] for a dim: the schema's domain narrowed by the manifest.
@@ -131,6 +137,10 @@ class CaseSpace {
   const KernelManifest& manifest() const { return manifest_; }
 
  private:
+  bool build_case(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
+                  Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const;
+  // Whether the manifest's ranks admit this rank for the input.
+  bool admits_rank(const std::string& input, int64_t rank) const;
   // Whether an input of this rank has every dim the manifest fixes for it (dim attributes).
   bool admits_fixed_dims(const std::string& input, int64_t rank) const;
 

@@ -1,5 +1,6 @@
 // The gate interface: each gate checks one property of a kernel, in its own sandboxed child.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -24,6 +25,9 @@ struct GateVerdict {
   std::string message;
   std::string replay;          // path of the replay file (failures and errors)
   std::string outputs_sha256;  // digest of the deciding case's outputs (replay compares it)
+  // kInContract or kOutOfContract (contract_scope.h): a failing gate's deciding case's, a passing
+  // gate's cases' (kMixedScope for both); "" for a skip.
+  std::string scope;
   int cases = 0;               // cases judged
   double seconds = 0;
   nlohmann::json evidence = nlohmann::json::object();
@@ -57,6 +61,12 @@ struct GateContext {
     double call = 0;    // whole round trips to the worker (kernel + transfer + checks in the child)
     int children = 0;
   } timing;
+  // Cases run inside and outside the kernel's contract (note_case_scope; the gate's threads share
+  // it). verify gives each gate a fresh one.
+  struct Scopes {
+    std::atomic<int> in{0}, out{0};
+  };
+  std::shared_ptr<Scopes> scopes = std::make_shared<Scopes>();
 
   uint64_t case_seed(const std::string& gate, uint64_t case_index) const;
 };
@@ -95,12 +105,14 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
                                                  wire::LoadRequest request);
 // Materializes the case, runs the oracle and the kernel once (`repeat` calls).
 CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat = 1);
-// A verdict for a kernel outcome that is not Ok (error with its category, or harness-error).
-GateVerdict verdict_from_outcome(const std::string& gate, const CaseRun& run);
+// A verdict for a kernel outcome that is not Ok (error with its category, or harness-error), with
+// its scope; a clean error on a case outside the kernel's contract is a pass (it refused).
+GateVerdict verdict_from_outcome(const GateContext& ctx, const std::string& gate, const CaseRun& run);
 // Records the digest of the case's first call outputs in the verdict (no-op when it produced none).
 void note_outputs(GateVerdict& v, const CaseRun& run);
-// Writes the replay file for a failing case and returns its path ("" if it could not be written).
-std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v);
+// Writes the replay file for a failing case and returns its path ("" if it could not be written, or
+// `v` is no failure). Sets v.scope from the case when the gate has not.
+std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, GateVerdict& v);
 // The expected dtype of output `i` for a case (schema rule "same:x" or a dtype name).
 DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c);
 // Evaluates a schema expression (cost model, K) over a case: its dims, int and bool attributes,

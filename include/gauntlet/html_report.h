@@ -9,12 +9,14 @@ namespace gauntlet {
 
 // The figures the report plots, computed once here (the page's script only draws them), from an
 // array of per-kernel records in the `verify --json` format (read_kernel_reports, selftest --json):
-//   "kernels"      count; "verdicts" {verdict: count} (pass, fail, error, incomplete)
-//   "gates"        [{name, total, pass, fail, error, skip, harness-error, failure_rate}] in the
-//                  order gates first appear; failure_rate = (fail+error+harness-error) / (total-skip)
+//   "kernels"      count; "verdicts" {verdict: count} (pass, unsafe, fail, error, incomplete)
+//   "gates"        [{name, total, pass, fail, error, skip, harness-error, out_of_contract,
+//                  failure_rate}] in the order gates first appear; failure_rate =
+//                  (fail+error+harness-error) / (total-skip); out_of_contract = fails and errors
+//                  whose scope is out-of-contract (contract_scope.h)
 //   "categories"   [{name, count}] of failing gate verdicts (fail, error, harness-error) by
 //                  category, most frequent first; "entry-error" for entries that are not kernels
-//   "ops"          [{name, kernels, pass, fail, error, incomplete}] by op name
+//   "ops"          [{name, kernels, pass, unsafe, fail, error, incomplete}] by op name
 //   "speedup"      {values: [...], bins: [{label, lo, hi, count}], median, geomean} of the timing
 //                  gate's speedup over ATen, one value per timed dtype of a kernel whose timing passed
 //   "utilization"  the same for roofline utilization (fraction of the roofline time)

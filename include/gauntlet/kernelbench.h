@@ -20,6 +20,7 @@ struct ProblemMapping {
   std::vector<std::string> inputs;         // schema input names, in get_inputs() order
   std::vector<int> input_ranks;            // ranks of the get_inputs() tensors
   std::map<std::string, DimLimit> shapes;  // narrower dim limits (optional)
+  std::vector<std::vector<std::string>> equal_dims;  // dims get_inputs() makes equal (square: M, K, N)
   std::vector<DType> dtypes;               // dtypes the problem implies (empty: float32)
   std::string notes;
 };

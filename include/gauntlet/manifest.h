@@ -24,6 +24,10 @@ struct KernelManifest {
   std::vector<DType> dtypes;       // empty: the schema's whole domain
   AttrMap attrs;                   // fixed attribute values the kernel supports
   std::map<std::string, DimLimit> shapes;  // narrower dim limits
+  // The rest of the contract (docs/schema-format.md, "A kernel's contract"); empty: the schema's.
+  std::map<std::string, std::vector<int64_t>> ranks;  // input -> the ranks the kernel accepts
+  std::vector<std::string> layouts;                   // the input layouts it accepts ("contiguous", ...)
+  std::vector<std::vector<std::string>> equal_dims;   // groups of dims that are equal (square: M, K, N)
   std::string manifest_path;       // empty when built from flags
   // Fields a command-line flag gave or replaced ("op", "dtypes", "attrs", "attrs/dim"), so that a
   // message about one names the flag rather than the file (contract_check.h).
@@ -40,9 +44,18 @@ struct KernelManifest {
   nlohmann::json expect;           // the corpus' self-test record (optional)
 };
 
+// The memory layouts gauntlet hands kernels (TensorRecipe::layout), as a manifest's and a schema's
+// "layouts" name them.
+inline constexpr const char* kLayoutNames = "contiguous, transposed, strided, offset, expanded, channels_last";
+bool is_layout_name(const std::string& name);
+
 // A KernelBench-style Python module (source ending in ".py", docs/modules.md): not built; run by the
 // Python worker (python/gauntlet_pyworker.py), entry = the class name (default "ModelNew").
 bool is_python_module(const KernelManifest& m);
+// Fills in the contract a kernel form implies where its manifest is silent: a KernelBench-style
+// Python module's is its problem's, contiguous inputs (SPEC "Kernel forms"). verify and replay
+// both apply it, so a replayed case is judged under the contract it was run under.
+void apply_contract_defaults(KernelManifest* m);
 // Whether `name` can name an entry: identifiers joined by "::" or "." (a C++ function, perhaps in a
 // namespace; a Python class). kEntryNameRule says so in a message.
 bool is_entry_name(const std::string& name);

@@ -90,12 +90,13 @@ struct VerifyOptions {
 };
 
 struct KernelReport {
-  std::string verdict;                   // "pass" | "fail" | "error"
+  std::string verdict;                   // "pass" | "unsafe" | "fail" | "error" (contract_scope.h)
   std::string op, source, kernel_hash, schema_hash;
   uint64_t seed = 0;
   std::vector<GateVerdict> gates;
   BuildResult build;
   nlohmann::json environment;
+  nlohmann::json root_cause;  // root_cause.h: null when no gate failed
   double seconds = 0;
 };
 
@@ -124,7 +125,8 @@ nlohmann::json report_to_json(const KernelReport& r);
 nlohmann::json gate_to_json(const GateVerdict& v);
 std::optional<GateVerdict> gate_from_json(const nlohmann::json& g, std::string* error);
 void print_report(const KernelReport& r, std::FILE* out);
-// Process exit code for a report: 0 pass, 1 fail or error, 2 harness error in any gate.
-int exit_code_for(const KernelReport& r);
+// Process exit code for a report: 0 pass (and unsafe with allow_unsafe), 1 fail, error or unsafe,
+// 2 harness error in any gate.
+int exit_code_for(const KernelReport& r, bool allow_unsafe = false);
 
 }  // namespace gauntlet

@@ -62,10 +62,16 @@ struct VerifyFlags {
   std::string kernel, op, source, entry, device, dtypes, json_path, memory = "4G", gates, replay_dir = "gauntlet-out/replays";
   std::string junit_path;
   std::vector<std::string> attrs;
+  std::string layouts;                  // --layouts a,b
+  std::vector<std::string> equal_dims;  // --equal-dims M,K,N (repeatable)
+  std::vector<std::string> ranks;       // --rank x=2 or x=2,3 (repeatable)
+  bool allow_unsafe = false;
   uint64_t seed = 0;
   int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 4, oracle_threads = 0, build_timeout = 600;
   bool seed_given = false, no_zygote = false, quiet = false, dtypes_given = false, entry_given = false;
 };
+
+std::vector<std::string> split_commas(const std::string& s);
 
 // Builds the manifest from a kernel.json, or from --op/--kernel flags (flags override the file).
 std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::string* error) {
@@ -124,6 +130,35 @@ std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::str
     m.flag_fields.push_back("attrs/" + key);
   }
   if (!f.attrs.empty()) m.flag_fields.push_back("attrs");
+  if (!f.layouts.empty()) {
+    m.layouts.clear();
+    for (const std::string& l : split_commas(f.layouts)) {
+      if (!is_layout_name(l)) return (*error = "--layouts: unknown layout '" + l + "' (" + kLayoutNames + ")", std::nullopt);
+      m.layouts.push_back(l);
+    }
+    m.flag_fields.push_back("layouts");
+  }
+  for (const std::string& g : f.equal_dims) {
+    std::vector<std::string> group = split_commas(g);
+    if (group.size() < 2) return (*error = "--equal-dims '" + g + "': name at least two dims, e.g. M,K,N", std::nullopt);
+    m.equal_dims.push_back(group);
+    m.flag_fields.push_back("equal_dims");
+  }
+  for (const std::string& r : f.ranks) {
+    const size_t eq = r.find('=');
+    std::vector<int64_t> ranks;
+    if (eq != std::string::npos && eq > 0)
+      for (const std::string& v : split_commas(r.substr(eq + 1))) {
+        if (v.empty() || v.size() > 1 || v[0] < '0' || v[0] > '8') {
+          ranks.clear();
+          break;
+        }
+        ranks.push_back(v[0] - '0');
+      }
+    if (ranks.empty()) return (*error = "--rank '" + r + "': expected input=rank[,rank...] with ranks 0..8, e.g. x=2", std::nullopt);
+    m.ranks[r.substr(0, eq)] = ranks;
+    m.flag_fields.push_back("ranks/" + r.substr(0, eq));
+  }
   if (!f.op.empty()) m.flag_fields.push_back("op");
   if (!f.dtypes.empty()) m.flag_fields.push_back("dtypes");
   return m;
@@ -219,7 +254,7 @@ int run_verify(const VerifyFlags& f) {
       return fail_usage("cannot write " + f.json_path);
   }
   if (!f.junit_path.empty() && !write_junit_file(report_to_json(*report), f.junit_path, &error)) return fail_usage(error);
-  return exit_code_for(*report);
+  return exit_code_for(*report, f.allow_unsafe);
 }
 
 int run_kbcheck(const VerifyFlags& f) {
@@ -348,6 +383,9 @@ void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
   c->add_option("--device", f.device, "cpu or cuda (default: cpu)");
   c->add_option("--dtypes", f.dtypes, "comma-separated dtypes the kernel supports")->each([&f](const std::string&) { f.dtypes_given = true; });
   c->add_option("--attr", f.attrs, "fixed attribute value, name=value (repeatable)");
+  c->add_option("--layouts", f.layouts, "comma-separated input layouts the kernel accepts (e.g. contiguous); others must be refused or right");
+  c->add_option("--equal-dims", f.equal_dims, "dims the kernel needs equal, e.g. M,K,N for a square-only matmul (repeatable)");
+  c->add_option("--rank", f.ranks, "ranks an input may have, input=rank[,rank] (repeatable)");
   c->add_option("--timeout", f.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
   c->add_option("--memory-limit", f.memory, "host memory per gate process, e.g. 512M, 4G (default 4G)");
   c->add_option("--gpu", f.gpu, "index of the GPU a CUDA kernel's children use (default 0)");
@@ -377,6 +415,8 @@ int main(int argc, char** argv) {
   verify->add_option("--gates", vf.gates, "comma-separated subset of gates to run")->check(kSomeGate);
   verify->add_option("--replay-dir", vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
   verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
+  verify->add_flag("--allow-unsafe", vf.allow_unsafe,
+                   "exit 0 for an unsafe kernel (right inside its declared contract, wrong or crashing outside it)");
   verify->add_option("--oracle-threads", vf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
   verify->add_option("--build-timeout", vf.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
   verify->add_option("--jobs,-j", vf.jobs, "gate processes at once (default: one per CPU, at most 12; timing always runs alone)")

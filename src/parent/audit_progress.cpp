@@ -1,6 +1,8 @@
 // The audit's progress bar or periodic lines while it runs, and its summary table at the end.
 #include "audit_progress.h"
 
+#include "gauntlet/contract_scope.h"
+#include "gauntlet/report_text.h"
 #include "gauntlet/results_db.h"
 
 #include <algorithm>
@@ -57,7 +59,8 @@ void AuditProgress::gate_done(const GateVerdict& v) {
 void AuditProgress::kernel_done(const std::string& verdict) {
   std::lock_guard<std::mutex> lock(mu_);
   ++kernels_done_;
-  kernels_failing_ += verdict != "pass";
+  kernels_unsafe_ += verdict == "unsafe";
+  kernels_failing_ += verdict != "pass" && verdict != "unsafe";
   if (terminal_) draw(false);
 }
 
@@ -67,10 +70,13 @@ std::string AuditProgress::line() {
   std::string eta = "-";
   if (gates_done_ > 0 && gates_total_ > gates_done_) eta = duration(elapsed / gates_done_ * (gates_total_ - gates_done_));
   else if (gates_total_ > 0 && gates_done_ >= gates_total_) eta = "0s";
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%d/%d kernels, %d/%d gates, failing so far: %d kernels, %d gates; elapsed %s, ETA %s",
+  // Unsafe kernels only when there are any: the bar's line should fit a terminal.
+  std::string unsafe;
+  if (kernels_unsafe_ > 0) unsafe = ", " + std::to_string(kernels_unsafe_) + " unsafe kernels";
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%d/%d kernels, %d/%d gates, failing so far: %d kernels, %d gates%s; elapsed %s, ETA %s",
                 kernels_done_, kernels_total_, gates_done_, gates_total_, kernels_failing_, gates_failing_,
-                duration(elapsed).c_str(), eta.c_str());
+                unsafe.c_str(), duration(elapsed).c_str(), eta.c_str());
   return buf;
 }
 
@@ -93,6 +99,7 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
   std::map<std::string, int> verdicts, categories;
   struct GateCounts {
     int fail = 0, error = 0, harness = 0, skip = 0, pass = 0;
+    int outside = 0;  // of fail and error: the deciding case lay outside the kernel's contract
   };
   std::map<std::string, GateCounts> per_gate;
   std::vector<std::string> gate_order = gate_names();
@@ -116,9 +123,15 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
       else if (status == "error") ++c.error;
       else if (status == "harness-error") ++c.harness;
       else if (status == "skip") ++c.skip;
+      // A gate stored before scopes existed has none: in-contract. A harness-error is gauntlet's
+      // fault whatever case it ran.
+      const bool outside = (status == "fail" || status == "error") && json_text(g, "scope") == kOutOfContract;
+      c.outside += outside;
       if (status == "fail" || status == "error" || status == "harness-error") {
         ++categories[category.empty() ? "(none)" : category];
-        bad.push_back(name + " " + status + (category.empty() ? "" : " (" + category + ")"));
+        std::string why = category;
+        if (outside) why += std::string(why.empty() ? "" : ", ") + kOutOfContract;
+        bad.push_back(name + " " + status + (why.empty() ? "" : " (" + why + ")"));
       }
     }
     if (verdict != "pass") {
@@ -149,15 +162,20 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
     std::fprintf(out, "  %d gates run by lanes that had run out of kernels, for the lanes still verifying\n",
                  info.gates_taken);
   std::string vline;
-  for (const char* v : {"pass", "fail", "error", "incomplete"})
+  for (const char* v : {"pass", "unsafe", "fail", "error", "incomplete"})
     if (verdicts.count(v)) vline += std::string(vline.empty() ? "" : ", ") + v + " " + std::to_string(verdicts[v]);
   std::fprintf(out, "verdicts: %s\n", vline.empty() ? "none" : vline.c_str());
-  std::fprintf(out, "  %-15s %6s %6s %6s %8s %6s\n", "gate", "pass", "fail", "error", "harness", "skip");
+  std::fprintf(out, "  %-15s %6s %6s %6s %8s %6s %8s\n", "gate", "pass", "fail", "error", "harness", "skip", "outside");
+  int outside = 0;
   for (const std::string& name : gate_order) {
     if (!per_gate.count(name)) continue;
     const GateCounts& c = per_gate[name];
-    std::fprintf(out, "  %-15s %6d %6d %6d %8d %6d\n", name.c_str(), c.pass, c.fail, c.error, c.harness, c.skip);
+    std::fprintf(out, "  %-15s %6d %6d %6d %8d %6d %8d\n", name.c_str(), c.pass, c.fail, c.error, c.harness, c.skip,
+                 c.outside);
+    outside += c.outside;
   }
+  if (outside)
+    std::fprintf(out, "  (outside: of fail and error, those whose deciding case lies outside the kernel's declared contract)\n");
   std::string cline;
   std::vector<std::pair<std::string, int>> cats(categories.begin(), categories.end());
   std::stable_sort(cats.begin(), cats.end(), [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -32,7 +32,8 @@ class AuditProgress {
   std::condition_variable cv_;
   bool stopped_ = false;
   const int kernels_total_, gates_total_;
-  int kernels_done_ = 0, kernels_failing_ = 0, gates_done_ = 0, gates_failing_ = 0;
+  // kernels_unsafe_: right inside their contracts, wrong outside; not among kernels_failing_.
+  int kernels_done_ = 0, kernels_failing_ = 0, kernels_unsafe_ = 0, gates_done_ = 0, gates_failing_ = 0;
   const bool terminal_;
   const int line_seconds_;
   std::FILE* out_;
@@ -56,8 +57,9 @@ struct AuditSummaryInfo {
   int gates_taken = 0;  // run by a CPU lane that had run out of kernels, for another (work stealing)
 };
 
-// The summary table: kernels and verdicts, per-gate failure counts, failure categories, and the
-// kernels that did not pass. `records` is the --json array (read_kernel_reports' records).
+// The summary table: kernels and verdicts, per-gate failure counts (and how many of them failed
+// only outside the kernel's contract), failure categories, and the kernels that did not pass.
+// `records` is the --json array (read_kernel_reports' records).
 void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& info, std::FILE* out);
 
 }  // namespace gauntlet

@@ -364,8 +364,7 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
       r.positive = t.value("positive", false);
       r.layout = t.value("layout", "contiguous");
       r.axis = t.value("axis", int64_t(-1));
-      static const char* layouts[] = {"contiguous", "transposed", "strided", "offset", "expanded", "channels_last"};
-      if (std::find(std::begin(layouts), std::end(layouts), r.layout) == std::end(layouts))
+      if (!is_layout_name(r.layout))
         return (*error = "case tensor has an unknown layout " + r.layout, false);
       if (t.contains("specials")) {
         for (const auto& e : t["specials"]) {

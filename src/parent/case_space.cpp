@@ -1,5 +1,6 @@
 // Choosing concrete cases (dims, shapes, attributes, dtypes) from a schema narrowed by a kernel manifest.
 #include <algorithm>
+#include <optional>
 
 #include "gauntlet/case.h"
 
@@ -43,10 +44,21 @@ std::pair<int64_t, int64_t> CaseSpace::limits_for(const std::string& dim) const 
   auto it = schema_.dims.find(dim);
   if (it == schema_.dims.end()) return {1, 1};
   int64_t lo = it->second.zero_allowed ? 0 : std::max<int64_t>(it->second.min, 1), hi = it->second.max;
-  auto lim = manifest_.shapes.find(dim);
-  if (lim != manifest_.shapes.end()) {
-    if (lim->second.min) lo = std::max(lo, *lim->second.min);
-    if (lim->second.max) hi = std::min(hi, *lim->second.max);
+  // A dim the contract ties to others takes only the sizes all of them allow.
+  std::vector<std::string> tied{dim};
+  for (const auto& group : manifest_.equal_dims)
+    if (std::find(group.begin(), group.end(), dim) != group.end()) tied.insert(tied.end(), group.begin(), group.end());
+  for (const std::string& d : tied) {
+    auto other = schema_.dims.find(d);
+    if (other != schema_.dims.end() && d != dim) {
+      lo = std::max(lo, other->second.zero_allowed ? 0 : std::max<int64_t>(other->second.min, 1));
+      hi = std::min(hi, other->second.max);
+    }
+    auto lim = manifest_.shapes.find(d);
+    if (lim != manifest_.shapes.end()) {
+      if (lim->second.min) lo = std::max(lo, *lim->second.min);
+      if (lim->second.max) hi = std::min(hi, *lim->second.max);
+    }
   }
   return {lo, hi};
 }
@@ -132,6 +144,11 @@ bool CaseSpace::fixed_case(DType dtype, Distribution dist, uint64_t seed, Case* 
   return build(dims, 0, attrs, dtype, dist, seed, out, error);
 }
 
+bool CaseSpace::admits_rank(const std::string& input, int64_t rank) const {
+  auto it = manifest_.ranks.find(input);
+  return it == manifest_.ranks.end() || std::find(it->second.begin(), it->second.end(), rank) != it->second.end();
+}
+
 bool CaseSpace::admits_fixed_dims(const std::string& input, int64_t rank) const {
   for (const AttrSpec& a : schema_.attributes) {
     if (a.dim_of != input) continue;
@@ -145,6 +162,27 @@ bool CaseSpace::admits_fixed_dims(const std::string& input, int64_t rank) const 
 
 bool CaseSpace::build(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
                       Distribution dist, uint64_t seed, Case* out, std::string* error) const {
+  // Dims the contract declares equal take the smallest size asked of any of them: the case stays
+  // inside the contract and costs no more than the caller chose.
+  std::map<std::string, int64_t> held = dims;
+  for (const auto& group : manifest_.equal_dims) {
+    std::optional<int64_t> smallest;
+    for (const std::string& d : group)
+      if (auto it = held.find(d); it != held.end()) smallest = smallest ? std::min(*smallest, it->second) : it->second;
+    if (smallest)
+      for (const std::string& d : group)
+        if (held.count(d)) held[d] = *smallest;
+  }
+  return build_case(held, alt, attrs, dtype, dist, seed, true, out, error);
+}
+
+bool CaseSpace::build_beyond_contract(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs,
+                                      DType dtype, Distribution dist, uint64_t seed, Case* out, std::string* error) const {
+  return build_case(dims, alt, attrs, dtype, dist, seed, false, out, error);
+}
+
+bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
+                           Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const {
   std::map<std::string, int64_t> vars = dims;
   for (const auto& [k, v] : attrs) vars[k] = attr_as_int(v);
   vars["elem_size"] = dtype_size(dtype);
@@ -178,6 +216,7 @@ bool CaseSpace::build(const std::map<std::string, int64_t>& dims, size_t alt, co
       // A dim attribute the manifest fixes is a dim of only some alternatives' ranks: the others
       // are outside the kernel's contract (and the first input moves on to the next alternative).
       if (!admits_fixed_dims(in.name, int64_t(pattern.size()))) continue;
+      if (hold_contract && !admits_rank(in.name, int64_t(pattern.size()))) continue;
       shape.clear();
       bool ok = true;
       for (const std::string& e : pattern) {

@@ -145,18 +145,44 @@ std::vector<ContractIssue> check_contract(const OpSchema& schema, KernelManifest
     else if (lim.min && *lim.min > hi)
       issues.push_back({f, "min " + std::to_string(*lim.min) + " is above op " + schema.name + "'s largest " + name + ", " + std::to_string(hi)});
   }
+  for (const auto& [input, ranks] : m->ranks) {
+    const InputSpec* in = schema.input(input);
+    std::vector<std::string> input_names;
+    for (const InputSpec& i : schema.inputs) input_names.push_back(i.name);
+    if (!in) {
+      issues.push_back({"ranks/" + input, "op " + schema.name + " has no input '" + input + "' (it has " + list_text(input_names) + ")"});
+      continue;
+    }
+    std::vector<std::string> shapes;
+    for (const auto& pattern : in->shapes) shapes.push_back(shape_text(pattern));
+    for (int64_t r : ranks) {
+      bool found = false;
+      for (const auto& pattern : in->shapes) found |= int64_t(pattern.size()) == r;
+      if (!found)
+        issues.push_back({"ranks/" + input, "op " + schema.name + " gives " + input + " no rank-" + std::to_string(r) +
+                                                " shape (its shapes: " + list_text(shapes, " or ") + ")"});
+    }
+  }
+  if (!m->layouts.empty() && std::find(m->layouts.begin(), m->layouts.end(), "contiguous") == m->layouts.end())
+    issues.push_back({"layouts", "must include \"contiguous\" (every kernel takes contiguous inputs)"});
+  for (const auto& group : m->equal_dims)
+    for (const std::string& d : group)
+      if (!schema.dims.count(d))
+        issues.push_back({"equal_dims", "op " + schema.name + " has no dim '" + d + "' (it has " +
+                                            (dim_names.empty() ? "none" : list_text(dim_names)) + ")"});
   if (!issues.empty()) return issues;
   if (std::string why = attr_constraint_problem(schema, m->attrs); !why.empty()) return {{"attrs", why}};
   // Each field may be fine alone and the whole still admit no case (dims tied by the schema's
   // constraints): tried here, as the gates would, so that is said before anything runs.
-  if (m->attrs.empty() && m->shapes.empty()) return issues;
+  if (m->attrs.empty() && m->shapes.empty() && m->ranks.empty() && m->equal_dims.empty()) return issues;
   CaseSpace space(schema, *m);
   if (space.dtypes().empty()) return issues;
   std::string why;
   Case c;
   for (uint64_t variant = 0; variant < 8; ++variant)
     if (space.typical_case(variant, space.dtypes()[0], Distribution::Normal, 1, &c, &why)) return issues;
-  issues.push_back({m->shapes.empty() ? "attrs" : "shapes", "the contract admits no case of op " + schema.name + ": " + why});
+  const char* field = !m->shapes.empty() ? "shapes" : !m->equal_dims.empty() ? "equal_dims" : !m->ranks.empty() ? "ranks" : "attrs";
+  issues.push_back({field, "the contract admits no case of op " + schema.name + ": " + why});
   return issues;
 }
 

@@ -9,6 +9,8 @@
 #include "replay_sources.h"
 #include "gauntlet/atomic_file.h"
 #include "gauntlet/builder.h"
+#include "gauntlet/contract_scope.h"
+#include "gauntlet/diagnosis.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/rng.h"
 #include "gauntlet/version.h"
@@ -82,6 +84,7 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
 CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat) {
   CaseRun run;
   run.c = c;
+  note_case_scope(ctx, c);
   const auto t0 = std::chrono::steady_clock::now();
   run.inputs = materialize_all(c);
   // The oracle computes while the candidate's child has the case: at a problem's own sizes each
@@ -117,12 +120,22 @@ CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32
   return run;
 }
 
-GateVerdict verdict_from_outcome(const std::string& gate, const CaseRun& run) {
+GateVerdict verdict_from_outcome(const GateContext& ctx, const std::string& gate, const CaseRun& run) {
   GateVerdict v;
   v.name = gate;
+  const std::string outside = outside_contract_reason(ctx.manifest, run.c);
+  if (run.outcome.kind == Outcome::Kind::KernelError && !outside.empty()) {
+    // Outside its contract a kernel may refuse: a clean error is the right answer there.
+    v.scope = kOutOfContract;
+    v.message = "case " + run.c.label + ": refused an input outside its contract (" + outside + "): " + run.outcome.message;
+    v.evidence["refused_outside_contract"] = true;
+    return v;
+  }
   v.status = status_for(run.outcome.kind);
   v.category = run.outcome.category;
   v.message = "case " + run.c.label + ": " + run.outcome.message;
+  if (v.status != Status::HarnessError) v.scope = outside.empty() ? kInContract : kOutOfContract;
+  if (!outside.empty() && v.status != Status::HarnessError) v.message += " (an input outside the contract: " + outside + ")";
   return v;
 }
 
@@ -131,7 +144,25 @@ void note_outputs(GateVerdict& v, const CaseRun& run) {
     v.outputs_sha256 = inputs_digest(run.outcome.reply.calls[0].outputs);
 }
 
-std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, const GateVerdict& v) {
+std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, GateVerdict& v) {
+  if (v.status == Status::Pass || v.status == Status::Skip) return "";
+  // The failure's scope is its case's: decided here, where every failure meets its case.
+  const std::string outside = outside_contract_reason(ctx.manifest, run.c);
+  if (v.scope.empty() && v.status != Status::HarnessError) v.scope = outside.empty() ? kInContract : kOutOfContract;
+  // The deciding case's size: the root cause (root_cause.h) leads with the smallest failing case.
+  int64_t elements = 0;
+  for (const at::Tensor& t : run.inputs) elements += t.defined() ? t.numel() : 0;
+  v.evidence["deciding_case"] = {{"label", run.c.label}, {"elements", elements}};
+  // A wrong output that a known bug explains is named (diagnosis.h), in the evidence the verify
+  // table, the report and the replay file show.
+  if (v.category == Category::WrongResult && run.outcome.kind == Outcome::Kind::Ok && !run.outcome.reply.calls.empty() &&
+      !v.evidence.contains("diagnosis")) {
+    if (auto d = diagnose_wrong_output(ctx.schema, run.c, run.inputs, run.outcome.reply.calls[0].outputs, run.oracle.outputs))
+      v.evidence["diagnosis"] = {{"name", d->name}, {"text", d->text}};
+  }
+  // Said once in the message, where the gate has not said it (verdict_from_outcome does).
+  if (!outside.empty() && v.status != Status::HarnessError && v.message.find(outside) == std::string::npos)
+    v.message += " (an input outside the contract: " + outside + ")";
   if (ctx.replay_dir.empty()) return "";
   // Create the whole path (the default gauntlet-out/replays usually does not exist yet).
   if (!build_internal::make_dirs(ctx.replay_dir, nullptr)) return "";
@@ -151,6 +182,9 @@ std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRu
   j["case"] = case_to_json(run.c);
   j["inputs_sha256"] = inputs_digest(run.inputs);
   j["verdict"] = {{"status", status_name(v.status)}, {"category", category_name(v.category)}, {"message", v.message}};
+  if (!v.scope.empty()) j["verdict"]["scope"] = v.scope;
+  if (v.evidence.contains("diagnosis")) j["verdict"]["diagnosis"] = v.evidence["diagnosis"];
+  if (!outside.empty()) j["outside_contract"] = outside;
   if (!v.outputs_sha256.empty()) j["outputs_sha256"] = v.outputs_sha256;
   // The bytes themselves, so the file replays where the recorded paths do not exist.
   j["sources"] = replay_sources::embed(ctx.manifest, ctx.kernel_hash);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/contract_scope.h"
 #include "gauntlet/report_text.h"
 #include "gauntlet/results_db.h"
 #include "html_report_assets.h"
@@ -48,12 +49,18 @@ std::string kernel_speedup(const nlohmann::json& k) {
   return fmt("%.2f\u00d7", std::exp(logs / double(speedups.size())));
 }
 
-// A failing gate: name, status, category, its message (long ones folded), the replay command.
+// A failing gate: name, status, category, whether its deciding case lay outside the kernel's
+// contract, its message (long ones folded), the replay command.
 std::string failing_gate(const std::string& name, const std::string& status, const std::string& category,
-                         const std::string& message, const std::string& replay) {
+                         const std::string& message, const std::string& replay, bool out_of_contract = false) {
   std::string out = "<div class=\"gate\"><span class=\"name\">" + h(name) + "</span><span class=\"status " + h(status) +
                     "\">" + h(status) + "</span>";
   if (!category.empty()) out += "<span class=\"cat\">" + h(category) + "</span>";
+  // Why the kernel is unsafe rather than failing: this gate failed only on a layout, rank or shape
+  // relation the kernel does not declare.
+  if (out_of_contract)
+    out += "<span class=\"scope out-of-contract\" title=\"the deciding case lies outside the kernel's declared "
+           "contract\">outside its contract</span>";
   const size_t kShort = 240;
   if (message.size() <= kShort && message.find('\n') == std::string::npos) {
     out += "<div class=\"msg\">" + h(message) + "</div>";
@@ -106,8 +113,11 @@ std::string kernel_row(const nlohmann::json& k, const std::vector<std::string>& 
       const std::string status = json_text(g, "status");
       if (status == "pass" || status == "skip") continue;
       if (build_failed && json_text(g, "category") == "build-error") continue;
+      // A record without a scope predates scopes: its failure counts as in-contract. A harness-error
+      // is gauntlet's fault whatever case it ran (contract_scope.h's fails_in_contract).
+      const bool out_of_contract = status != "harness-error" && json_text(g, "scope") == kOutOfContract;
       failures += failing_gate(json_text(g, "name"), status, json_text(g, "category"), json_text(g, "message"),
-                               json_text(g, "replay"));
+                               json_text(g, "replay"), out_of_contract);
     }
   }
   if (failures.empty())
@@ -152,17 +162,27 @@ std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOp
   if (!options.generated.empty()) meta += (meta.empty() ? "" : " \u00b7 ") + std::string("generated ") + h(options.generated);
   page += meta + "</p>\n<div class=\"tiles\">";
   page += "<div class=\"tile\"><b>" + std::to_string(summary["kernels"].get<int>()) + "</b>kernels</div>";
-  for (const char* v : {"pass", "fail", "error", "incomplete"}) {
+  for (const char* v : {"pass", "unsafe", "fail", "error", "incomplete"}) {
     const int n = summary["verdicts"].value(v, 0);
     if (n || std::string(v) != "incomplete")
       page += "<div class=\"tile " + std::string(v) + "\"><b>" + std::to_string(n) + "</b>" + v + "</div>";
   }
   page += "</div></header>\n<main>\n<noscript><p>The plots are drawn by the page's script; the kernel table below "
           "does not need it.</p></noscript>\n<div class=\"grid\">\n";
+  // Which gates fail only on cases the kernels do not declare: in the note, so it reads without script.
+  std::string outside;
+  for (const nlohmann::json& g : summary["gates"])
+    if (g.value("out_of_contract", 0) > 0)
+      outside += (outside.empty() ? "" : ", ") + g.value("name", std::string()) + " " +
+                 std::to_string(g.value("out_of_contract", 0));
   page += plot("gates", "Gate verdicts and failure rates", legend({"pass", "fail", "error", "harness-error", "skip"}),
-               "Failure rate: fail, error and harness-error over the gates that ran (skips excluded).");
+               "Failure rate: fail, error and harness-error over the gates that ran (skips excluded)." +
+                   (outside.empty() ? std::string()
+                                    : " Failing only outside the kernel's declared contract (counted in fail and error): " +
+                                          outside + "."));
   page += plot("categories", "Failure categories", "", "Failing gate verdicts by category.");
-  page += plot("ops", "Kernels per op", legend({"pass", "fail", "error", "incomplete"}), "Kernel verdicts by op.");
+  page += plot("ops", "Kernels per op", legend({"pass", "unsafe", "fail", "error", "incomplete"}),
+               "Kernel verdicts by op (unsafe: right inside the declared contract, wrong or crashing outside it).");
   page += plot("speedup", "Speedup over the baseline (timing gate: the ATen op; eager Model for Python modules)", "",
                "One value per timed dtype of each kernel whose timing gate passed.");
   page += plot("utilization", "Roofline utilization (timing gate)", "",
@@ -170,6 +190,7 @@ std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOp
   page += "</div>\n<section class=\"card\"><h2>Kernels</h2><div class=\"filters\">"
           "<label>verdict <select id=\"filter-verdict\"><option value=\"all\">all</option>"
           "<option value=\"failing\">not passing</option><option value=\"pass\">pass</option>"
+          "<option value=\"unsafe\">unsafe</option>"
           "<option value=\"fail\">fail</option><option value=\"error\">error</option>"
           "<option value=\"incomplete\">incomplete</option></select></label>"
           "<label>op <select id=\"filter-op\"><option value=\"all\">all</option></select></label>"

@@ -5,7 +5,7 @@ namespace gauntlet::html_assets {
 
 const char* const kStyle = R"CSS(
 :root { --pass: #2e7d32; --fail: #c62828; --error: #ef6c00; --harness: #6a1b9a; --skip: #9e9e9e;
-        --incomplete: #78909c; --ink: #1d2125; --muted: #5f6b76; --line: #d8dde2; --bg: #f6f7f9; }
+        --incomplete: #78909c; --unsafe: #a67c00; --ink: #1d2125; --muted: #5f6b76; --line: #d8dde2; --bg: #f6f7f9; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
        background: var(--bg); }
@@ -18,6 +18,7 @@ h2 { font-size: 16px; margin: 0 0 8px; }
 .tile { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; min-width: 110px; }
 .tile b { display: block; font-size: 22px; }
 .tile.pass b { color: var(--pass); } .tile.fail b { color: var(--fail); } .tile.error b { color: var(--error); }
+.tile.unsafe b { color: var(--unsafe); }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 14px; }
 section.card { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 12px 14px; margin-bottom: 14px; }
 .card p.note { color: var(--muted); margin: 4px 0 0; font-size: 12px; }
@@ -28,13 +29,14 @@ svg.plot .empty { fill: var(--muted); font-style: italic; }
 svg.plot line.axis { stroke: var(--line); }
 .bar.pass { fill: var(--pass); } .bar.fail { fill: var(--fail); } .bar.error { fill: var(--error); }
 .bar.harness-error { fill: var(--harness); } .bar.skip { fill: var(--skip); } .bar.incomplete { fill: var(--incomplete); }
+.bar.unsafe { fill: var(--unsafe); }
 .bar.count { fill: #546e7a; } .bar.hist { fill: #1565c0; }
 .bar:hover { opacity: .8; }
 .legend { display: flex; gap: 12px; flex-wrap: wrap; font-size: 12px; color: var(--muted); margin-top: 4px; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 2px; vertical-align: -1px; }
 .legend .pass { background: var(--pass); } .legend .fail { background: var(--fail); } .legend .error { background: var(--error); }
 .legend .harness-error { background: var(--harness); } .legend .skip { background: var(--skip); }
-.legend .incomplete { background: var(--incomplete); }
+.legend .incomplete { background: var(--incomplete); } .legend .unsafe { background: var(--unsafe); }
 .filters { display: flex; gap: 10px; flex-wrap: wrap; align-items: center; margin-bottom: 8px; }
 .filters input { min-width: 240px; }
 table { width: 100%; border-collapse: collapse; background: #fff; }
@@ -43,13 +45,15 @@ th { background: #eef1f4; position: sticky; top: 0; }
 td.kernel { word-break: break-all; max-width: 280px; }
 .verdict { font-weight: 600; text-transform: uppercase; font-size: 12px; }
 .verdict.pass { color: var(--pass); } .verdict.fail { color: var(--fail); } .verdict.error { color: var(--error); }
-.verdict.incomplete { color: var(--incomplete); }
+.verdict.incomplete { color: var(--incomplete); } .verdict.unsafe { color: var(--unsafe); }
 .gate { margin-bottom: 6px; }
 .gate .name { font-weight: 600; }
 .gate .status { font-size: 11px; text-transform: uppercase; margin-left: 4px; }
 .gate .status.fail { color: var(--fail); } .gate .status.error { color: var(--error); }
 .gate .status.harness-error { color: var(--harness); }
 .gate .cat { color: var(--muted); margin-left: 4px; }
+.gate .scope.out-of-contract { color: var(--unsafe); border: 1px solid var(--unsafe); border-radius: 3px; font-size: 11px;
+                               padding: 0 4px; margin-left: 6px; }
 .msg { white-space: pre-wrap; word-break: break-word; margin: 2px 0; }
 code.replay { display: inline-block; background: #eef1f4; padding: 1px 6px; border-radius: 3px; font-size: 12px;
               word-break: break-all; user-select: all; }
@@ -151,7 +155,7 @@ const char* const kScript = R"JS(
       return stacked(svg, rows, ["count"], function (r) { return String(r.count); });
     },
     ops: function (svg) {
-      return stacked(svg, data.ops, ["pass", "fail", "error", "incomplete"], function (r) {
+      return stacked(svg, data.ops, ["pass", "unsafe", "fail", "error", "incomplete"], function (r) {
         return r.pass + "/" + r.kernels + " pass";
       });
     },

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "gauntlet/contract_scope.h"
 #include "gauntlet/report_text.h"
 
 namespace gauntlet {
@@ -63,9 +64,14 @@ std::string testcase(const nlohmann::json& k, const nlohmann::json& g, Counts* c
   if (status == "fail") element = "failure", counts->failures++;
   else if (status == "error" || status == "harness-error") element = "error", counts->errors++;
   if (element) {
+    // A failure outside the kernel's declared contract makes it unsafe, not failing: CI lists show
+    // only the message and type, so the message says so. A record without a scope predates scopes
+    // (in-contract); a harness-error is gauntlet's fault whatever case it ran.
+    const bool out_of_contract = status != "harness-error" && json_text(g, "scope") == kOutOfContract;
+    const std::string tagged = (out_of_contract ? "[out-of-contract] " : "") + message;
     // The first line of the message is what viewers show in a list; the body holds all of it.
-    const std::string headline = message.substr(0, message.find('\n'));
-    std::string body = message;
+    const std::string headline = tagged.substr(0, tagged.find('\n'));
+    std::string body = tagged;
     if (!replay.empty()) body += "\n\nreplay: " + replay_command(replay);
     out += ">\n      <" + std::string(element) + " message=\"" + attr(headline) + "\" type=\"" +
            attr(category.empty() ? status : category) + "\">" + xml_escape(body) + "</" + element + ">\n    </testcase>\n";

@@ -300,7 +300,7 @@ std::optional<ProblemMap> load_problem_map(const std::string& path, std::string*
   map.level = j["level"];
   if (!j.contains("problems") || !j["problems"].is_array()) return bad("problems", "required list");
   std::set<int> ids;
-  static const std::set<std::string> pfields = {"id", "name", "op", "attrs", "inputs", "input_ranks", "shapes", "dtypes", "notes"};
+  static const std::set<std::string> pfields = {"id", "name", "op", "attrs", "inputs", "input_ranks", "shapes", "equal_dims", "dtypes", "notes"};
   for (size_t i = 0; i < j["problems"].size(); ++i) {
     const auto& p = j["problems"][i];
     std::string at = "problems/" + std::to_string(i);
@@ -354,6 +354,18 @@ std::optional<ProblemMap> load_problem_map(const std::string& path, std::string*
         }
         if (lim.min && lim.max && *lim.min > *lim.max) return bad(at + "/shapes/" + it.key(), "min exceeds max");
         m.shapes[it.key()] = lim;
+      }
+    }
+    if (p.contains("equal_dims")) {
+      if (!p["equal_dims"].is_array()) return bad(at + "/equal_dims", "must be a list of dim groups, e.g. [[\"M\", \"K\", \"N\"]]");
+      for (const auto& g : p["equal_dims"]) {
+        std::vector<std::string> group;
+        if (g.is_array())
+          for (const auto& d : g)
+            if (d.is_string() && !d.get<std::string>().empty()) group.push_back(d.get<std::string>());
+        if (!g.is_array() || group.size() != g.size() || group.size() < 2)
+          return bad(at + "/equal_dims", "each group is a list of at least two dim names");
+        m.equal_dims.push_back(group);
       }
     }
     if (p.contains("dtypes")) {
@@ -474,6 +486,12 @@ std::optional<KernelManifest> manifest_for(const ModuleEntry& e, std::string* er
   m.attrs = e.mapping->attrs;
   m.shapes = e.mapping->shapes;
   m.dtypes = e.mapping->dtypes.empty() ? std::vector<DType>{DType::Float32} : e.mapping->dtypes;
+  // The problem's contract (SPEC): the ranks get_inputs() builds, the dims it makes equal, and
+  // contiguous inputs; other ranks, sizes apart and layouts must be refused or right.
+  for (size_t i = 0; i < e.mapping->input_ranks.size() && i < e.mapping->inputs.size(); ++i)
+    m.ranks[e.mapping->inputs[i]] = {int64_t(e.mapping->input_ranks[i])};
+  m.equal_dims = e.mapping->equal_dims;
+  m.layouts = {"contiguous"};
   return m;
 }
 
@@ -499,6 +517,7 @@ std::optional<KernelManifest> module_manifest_for(const ModuleEntry& e, std::str
     m->source = e.source;
     m->entry = "ModelNew";
     m->device = e.device;
+    m->layouts = {"contiguous"};  // its problem's contract; its shapes are get_inputs()' own
   }
   if (m) m->reference = e.reference;
   return m;

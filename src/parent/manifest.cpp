@@ -70,7 +70,8 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
     if (j.contains(f) && j[f].is_string() && j[f].get<std::string>().find('\0') != std::string::npos)
       return bad(f, "contains a NUL byte");
   static const std::set<std::string> known = {"op", "source", "entry", "backward", "device", "dtypes",
-                                              "attrs", "shapes", "expect", "notes", "reference"};
+                                              "attrs", "shapes", "ranks", "layouts", "equal_dims",
+                                              "expect", "notes", "reference"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) return bad(it.key(), "unknown field");
   KernelManifest m;
@@ -127,6 +128,43 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
       m.shapes[it.key()] = lim;
     }
   }
+  if (j.contains("ranks")) {
+    if (!j["ranks"].is_object()) return bad("ranks", "must be an object of input: rank or [ranks]");
+    for (auto it = j["ranks"].begin(); it != j["ranks"].end(); ++it) {
+      const nlohmann::json list = it.value().is_array() ? it.value() : nlohmann::json::array({it.value()});
+      std::vector<int64_t> ranks;
+      for (const auto& r : list) {
+        if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > 8)
+          return bad("ranks/" + it.key(), "ranks are integers 0..8, got " + r.dump());
+        ranks.push_back(r.get<int64_t>());
+      }
+      if (ranks.empty()) return bad("ranks/" + it.key(), "must name at least one rank");
+      m.ranks[it.key()] = ranks;
+    }
+  }
+  if (j.contains("layouts")) {
+    if (!j["layouts"].is_array() || j["layouts"].empty()) return bad("layouts", "must be a non-empty list of layout names");
+    for (const auto& l : j["layouts"]) {
+      if (!l.is_string() || !is_layout_name(l.get<std::string>()))
+        return bad("layouts", "unknown layout " + l.dump() + " (" + kLayoutNames + ")");
+      m.layouts.push_back(l.get<std::string>());
+    }
+  }
+  if (j.contains("equal_dims")) {
+    const auto& e = j["equal_dims"];
+    // One group may be written flat: ["M", "K", "N"].
+    const nlohmann::json groups = e.is_array() && !e.empty() && e[0].is_string() ? nlohmann::json::array({e}) : e;
+    if (!groups.is_array() || groups.empty()) return bad("equal_dims", "must be a list of dim groups, e.g. [[\"M\", \"K\", \"N\"]]");
+    for (const auto& g : groups) {
+      std::vector<std::string> group;
+      if (g.is_array())
+        for (const auto& d : g)
+          if (d.is_string() && !d.get<std::string>().empty()) group.push_back(d.get<std::string>());
+      if (!g.is_array() || group.size() != g.size() || group.size() < 2)
+        return bad("equal_dims", "each group is a list of at least two dim names, got " + g.dump());
+      m.equal_dims.push_back(group);
+    }
+  }
   if (j.contains("reference")) {
     if (!j["reference"].is_string() || j["reference"].get<std::string>().empty())
       return bad("reference", "must be the path of the reference module (.py)");
@@ -136,6 +174,15 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
   }
   if (j.contains("expect")) m.expect = j["expect"];
   return m;
+}
+
+void apply_contract_defaults(KernelManifest* m) {
+  if (is_python_module(*m) && m->layouts.empty()) m->layouts = {"contiguous"};
+}
+
+bool is_layout_name(const std::string& name) {
+  static const std::set<std::string> known = {"contiguous", "transposed", "strided", "offset", "expanded", "channels_last"};
+  return known.count(name) > 0;
 }
 
 bool parse_attr_flag(const std::string& kv, std::string* key, AttrValue* value, std::string* error) {

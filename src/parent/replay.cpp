@@ -10,6 +10,7 @@
 
 #include "build_cache.h"
 #include "replay_sources.h"
+#include "gauntlet/contract_scope.h"
 #include "gauntlet/module_oracle.h"
 #include "gauntlet/verify.h"
 #include "gauntlet/version.h"
@@ -101,6 +102,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
     return bad_file(file, std::string("corrupt replay file: ") + e.what());
   }
   KernelManifest& manifest = sources.manifest;
+  apply_contract_defaults(&manifest);
   const std::string source = manifest.source, entry = manifest.entry, device = manifest.device;
   const std::string actual_sha = sha256_file_hex(source);
   if (actual_sha != kernel_sha) return bad_file(file, "kernel " + source + " does not hold the recorded bytes");
@@ -151,10 +153,15 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   std::fprintf(out, "  sources: %s\n", sources.note.c_str());
   std::fprintf(out, "  verdict: %s%s%s: %s\n", status_name(v.status), v.category == Category::None ? "" : " ",
                category_name(v.category), v.message.c_str());
+  if (v.evidence.contains("diagnosis") && v.evidence["diagnosis"].is_object())
+    std::fprintf(out, "  diagnosis: %s: %s\n", v.evidence["diagnosis"].value("name", "").c_str(),
+                 v.evidence["diagnosis"].value("text", "").c_str());
   if (retry)
     std::fprintf(out, "  tries: %d of at most %d (%s)\n", tries, kDeterminismTries,
                  is_failing(v.status) ? "the failure showed on the last" : "the failure did not show");
   std::fprintf(out, "  recorded: %s %s\n", recorded.value("status", "?").c_str(), recorded.value("category", "").c_str());
+  if (const std::string outside = outside_contract_reason(manifest, c); !outside.empty())
+    std::fprintf(out, "  scope: out-of-contract (%s): a failure here makes the kernel unsafe, not failing\n", outside.c_str());
   // A determinism failure is outputs that vary between calls: its bytes are not expected to
   // repeat, only the verdict. Every other failure reproduces its output bytes too.
   const bool bytes_needed = gate_name != "determinism";

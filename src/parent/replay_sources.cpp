@@ -166,6 +166,9 @@ nlohmann::json manifest_json(const KernelManifest& m) {
     shapes[k] = {{"min", lim.min ? nlohmann::json(*lim.min) : nlohmann::json()},
                  {"max", lim.max ? nlohmann::json(*lim.max) : nlohmann::json()}};
   j["shapes"] = shapes;
+  j["ranks"] = m.ranks;
+  j["layouts"] = m.layouts;
+  j["equal_dims"] = m.equal_dims;
   return j;
 }
 
@@ -197,6 +200,10 @@ bool manifest_from_json(const nlohmann::json& j, KernelManifest* m, std::string*
       if (v.contains("max") && !v["max"].is_null()) lim.max = v["max"].get<int64_t>();
       m->shapes[k] = lim;
     }
+    // The rest of the contract (absent in files written before it existed: the schema's domain).
+    m->ranks = j.value("ranks", std::map<std::string, std::vector<int64_t>>{});
+    m->layouts = j.value("layouts", std::vector<std::string>{});
+    m->equal_dims = j.value("equal_dims", std::vector<std::vector<std::string>>{});
   } catch (const nlohmann::json::exception& e) {
     return (*error = std::string("corrupt embedded manifest: ") + e.what(), false);
   }

@@ -1,6 +1,7 @@
 // Rendering a kernel report: the terminal table and the SPEC's per-kernel JSON.
 #include <cstdio>
 
+#include "gauntlet/root_cause.h"
 #include "gauntlet/verify.h"
 
 namespace gauntlet {
@@ -12,6 +13,7 @@ nlohmann::json gate_to_json(const GateVerdict& v) {
   g["category"] = category_name(v.category);
   g["message"] = v.message;
   g["replay"] = v.replay.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.replay);
+  g["scope"] = v.scope.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.scope);
   g["cases"] = v.cases;
   g["seconds"] = v.seconds;
   if (!v.outputs_sha256.empty()) g["outputs_sha256"] = v.outputs_sha256;
@@ -45,6 +47,8 @@ std::optional<GateVerdict> gate_from_json(const nlohmann::json& g, std::string* 
   try {
     v.message = g.value("message", std::string());
     if (g.contains("replay") && g["replay"].is_string()) v.replay = g["replay"].get<std::string>();
+    // Records stored before scopes existed have none: such a failure counts as in-contract.
+    if (g.contains("scope") && g["scope"].is_string()) v.scope = g["scope"].get<std::string>();
     v.outputs_sha256 = g.value("outputs_sha256", std::string());
     v.cases = g.value("cases", 0);
     v.seconds = g.value("seconds", 0.0);
@@ -71,6 +75,7 @@ nlohmann::json report_to_json(const KernelReport& r) {
                 {"prelude", r.build.prelude}, {"error", r.build.error},     {"log_head", r.build.log_head}};
   if (!r.build.module_dir.empty()) j["build"]["module_dir"] = r.build.module_dir;  // a Python module's build
   j["environment"] = r.environment;
+  if (!r.root_cause.is_null()) j["root_cause"] = r.root_cause;
   return j;
 }
 
@@ -89,23 +94,33 @@ void print_report(const KernelReport& r, std::FILE* out) {
       start = end + 1;
     }
   }
+  // A failing kernel leads with its one root cause (root_cause.h), before the gates it fans out to.
+  if (!r.root_cause.is_null()) std::fprintf(out, "  cause: %s\n", root_cause_line(r.root_cause).c_str());
   std::fprintf(out, "  %-15s %-13s %-13s %7s  %s\n", "gate", "status", "category", "time", "message");
-  int failed = 0, errors = 0;
+  int failed = 0, errors = 0, outside = 0;
   for (const GateVerdict& v : r.gates) {
     std::string status = status_name(v.status);
     if (is_failing(v.status))
       for (char& c : status) c = char(toupper(c));
-    failed += v.status == Status::Fail;
-    errors += v.status == Status::Error || v.status == Status::HarnessError;
+    const bool out_of_contract = is_failing(v.status) && v.status != Status::HarnessError && v.scope == "out-of-contract";
+    if (out_of_contract) status += "(out)";
+    outside += out_of_contract;
+    failed += v.status == Status::Fail && !out_of_contract;
+    errors += (v.status == Status::Error || v.status == Status::HarnessError) && !out_of_contract;
     std::string msg = v.message.size() > 160 ? v.message.substr(0, 157) + "..." : v.message;
     std::fprintf(out, "  %-15s %-13s %-13s %6.2fs  %s\n", v.name.c_str(), status.c_str(),
                  category_name(v.category), v.seconds, msg.c_str());
+    if (v.evidence.contains("diagnosis") && v.evidence["diagnosis"].is_object())
+      std::fprintf(out, "  %-15s diagnosis: %s: %s\n", "", v.evidence["diagnosis"].value("name", "").c_str(),
+                   v.evidence["diagnosis"].value("text", "").c_str());
     if (!v.replay.empty()) std::fprintf(out, "  %-15s replay: gauntlet replay %s\n", "", v.replay.c_str());
   }
   std::string verdict = r.verdict;
   for (char& c : verdict) c = char(toupper(c));
-  std::fprintf(out, "verdict: %s (%d failed, %d errors, of %zu gates) in %.2fs\n", verdict.c_str(), failed, errors,
-               r.gates.size(), r.seconds);
+  std::string unsafe;
+  if (outside > 0) unsafe = ", " + std::to_string(outside) + " failing only outside the kernel's contract";
+  std::fprintf(out, "verdict: %s (%d failed, %d errors%s, of %zu gates) in %.2fs\n", verdict.c_str(), failed, errors,
+               unsafe.c_str(), r.gates.size(), r.seconds);
 }
 
 }  // namespace gauntlet

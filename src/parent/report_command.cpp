@@ -78,15 +78,18 @@ int run_report(const ReportOptions& options, std::FILE* out) {
   if (!records) return fail(error);
   std::string html_path = options.html_path;
   if (html_path.empty() && options.junit_path.empty() && options.json_path.empty()) html_path = "report.html";
-  int pass = 0, failed = 0, errors = 0;
+  int pass = 0, failed = 0, errors = 0, unsafe = 0;
   for (const nlohmann::json& k : *records) {
     const std::string v = k.value("verdict", std::string());
-    pass += v == "pass", failed += v == "fail", errors += v == "error";
+    pass += v == "pass", failed += v == "fail", errors += v == "error", unsafe += v == "unsafe";
   }
   // Status lines go to stderr when a document itself goes to standard output.
   std::FILE* status = options.json_path == "-" || html_path == "-" ? stderr : out;
+  // Unsafe kernels (right inside their contracts, wrong outside) named only when there are any, so
+  // the line reads as before for records without them.
   const std::string counts = std::to_string(records->size()) + " kernels (" + std::to_string(pass) + " pass, " +
-                             std::to_string(failed) + " fail, " + std::to_string(errors) + " error)";
+                             std::to_string(failed) + " fail, " + std::to_string(errors) + " error" +
+                             (unsafe ? ", " + std::to_string(unsafe) + " unsafe)" : std::string(")"));
   if (!html_path.empty()) {
     HtmlReportOptions ho;
     ho.title = options.title;

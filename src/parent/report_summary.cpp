@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/contract_scope.h"
 #include "gauntlet/html_report.h"
 #include "gauntlet/report_text.h"
 
@@ -112,6 +113,10 @@ nlohmann::json report_summary(const nlohmann::json& kernels) {
             const std::string category = json_text(g, "category");
             categories[category.empty() ? status : category]++;
           }
+          // A harness-error is gauntlet's fault whatever case it ran, so it never counts as the
+          // kernel failing outside its contract (contract_scope.h's fails_in_contract).
+          if ((status == "fail" || status == "error") && json_text(g, "scope") == kOutOfContract)
+            gate_counts[name]["out_of_contract"]++;
         }
       }
       timing_figures(k, &speedups, &utilizations);
@@ -124,6 +129,7 @@ nlohmann::json report_summary(const nlohmann::json& kernels) {
     const int failing = c["fail"] + c["error"] + c["harness-error"];
     gates.push_back({{"name", name}, {"total", c["total"]}, {"pass", c["pass"]}, {"fail", c["fail"]},
                      {"error", c["error"]}, {"skip", c["skip"]}, {"harness-error", c["harness-error"]},
+                     {"out_of_contract", c["out_of_contract"]},
                      {"failure_rate", judged > 0 ? double(failing) / judged : 0.0}});
   }
   std::vector<std::pair<std::string, int>> cats(categories.begin(), categories.end());
@@ -132,8 +138,8 @@ nlohmann::json report_summary(const nlohmann::json& kernels) {
   for (const auto& [name, n] : cats) category_list.push_back({{"name", name}, {"count", n}});
   nlohmann::json ops = nlohmann::json::array();
   for (auto& [name, c] : op_counts)
-    ops.push_back({{"name", name}, {"kernels", c["kernels"]}, {"pass", c["pass"]}, {"fail", c["fail"]},
-                   {"error", c["error"]}, {"incomplete", c["incomplete"]}});
+    ops.push_back({{"name", name}, {"kernels", c["kernels"]}, {"pass", c["pass"]}, {"unsafe", c["unsafe"]},
+                   {"fail", c["fail"]}, {"error", c["error"]}, {"incomplete", c["incomplete"]}});
 
   std::vector<std::string> s_labels;
   std::vector<double> s_edges = {0};

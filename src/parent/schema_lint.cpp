@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "gauntlet/manifest.h"
 #include "gauntlet/schema.h"
 
 namespace gauntlet {
@@ -13,7 +14,6 @@ namespace {
 
 const std::set<std::string> kValueKinds = {"real", "positive", "nonnegative", "index", "integer", "bool", "key", "offsets"};
 const std::set<std::string> kDistributions = {"uniform", "zipf", "all_equal", "all_distinct", "sorted_runs"};
-const std::set<std::string> kLayouts = {"contiguous", "transposed", "strided", "offset", "expanded", "channels_last"};
 const std::set<std::string> kToleranceModes = {"exact", "ulp", "reduction", "relative-to-library"};
 const std::set<std::string> kNanInf = {"propagate", "ignore", "custom"};
 const std::set<std::string> kDeterminism = {"bitwise", "tolerance", "equivalence"};
@@ -268,7 +268,7 @@ class Linter {
       for (size_t k = 0; k < in.layouts.size(); ++k) {
         const std::string& l = in.layouts[k];
         std::string lp = at(at(p, "layouts"), k);
-        if (!kLayouts.count(l)) issue(lp, "unknown layout \"" + l + "\"");
+        if (!is_layout_name(l)) issue(lp, "unknown layout \"" + l + "\"");
         else if (l == "channels_last" && !has4) issue(lp, "channels_last needs a rank-4 shape alternative");
         else if (l == "transposed" && max_rank < 2) issue(lp, "transposed needs a shape alternative of rank >= 2");
       }

@@ -94,6 +94,13 @@ std::vector<std::string> check_expectations(const nlohmann::json& expect, const 
       bad.push_back(v.name + " " + status_name(v.status) + ", expected " + ws + " (" + v.message.substr(0, 120) + ")");
     else if (is_failing(v.status) && rule.contains("category") && rule["category"] != category_name(v.category))
       bad.push_back(v.name + " category " + category_name(v.category) + ", expected " + rule["category"].get<std::string>());
+    else if (is_failing(v.status) && rule.contains("diagnosis") &&
+             v.evidence.value("diagnosis", nlohmann::json::object()).value("name", "") != rule["diagnosis"])
+      bad.push_back(v.name + " diagnosis '" + v.evidence.value("diagnosis", nlohmann::json::object()).value("name", "") +
+                    "', expected " + rule["diagnosis"].get<std::string>());
+    else if (is_failing(v.status) && rule.contains("scope") && rule["scope"] != v.scope)
+      bad.push_back(v.name + " scope " + (v.scope.empty() ? std::string("(none)") : v.scope) + ", expected " +
+                    rule["scope"].get<std::string>());
   }
   return bad;
 }

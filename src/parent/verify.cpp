@@ -16,6 +16,8 @@
 
 #include "gauntlet/confirm.h"
 #include "gauntlet/contract_check.h"
+#include "gauntlet/contract_scope.h"
+#include "gauntlet/root_cause.h"
 #include "gauntlet/file_lock.h"
 #include "gauntlet/interrupt.h"
 #include "gauntlet/module_build.h"
@@ -127,6 +129,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   // build-error per gate, whatever its oracle.
   KernelManifest manifest = given;
   const bool python = is_python_module(manifest);
+  apply_contract_defaults(&manifest);
   // An op's schema is known before anything runs: the contract is checked against it first, so a
   // mistyped contract is a field error, not a build and twelve harness-errors.
   std::optional<OpSchema> schema;
@@ -236,6 +239,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
       v.message = "the manifest's dtypes leave nothing of the schema's domain";
     } else {
       GateContext::Timing time;
+      int scoped_in = 0, scoped_out = 0;
       std::string note;
       std::unique_ptr<Gate> gate = make_gate(name);
       auto run_gate = [&] {
@@ -243,8 +247,10 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
         GateContext ctx = base;
         lock.unlock();
         ctx.earlier_failures = earlier_failures;
+        ctx.scopes = std::make_shared<GateContext::Scopes>();
         GateVerdict r = gate->run(ctx);
         time = ctx.timing;
+        scoped_in = ctx.scopes->in, scoped_out = ctx.scopes->out;
         note = ctx.sandbox_note;
         return r;
       };
@@ -303,6 +309,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
         v.evidence["confirmed"] = recurred_alone ? "recurred when the gate ran again alone" : "an earlier timeout of this kernel recurred";
       }
       exclusive ? slots.release_all() : slots.release();
+      settle_scope(v, scoped_in, scoped_out);
       if (time.children > 0)
         v.evidence["time"] = {{"children", time.children}, {"spawn_seconds", time.spawn},
                             {"inputs_seconds", time.inputs}, {"oracle_seconds", time.oracle},
@@ -344,19 +351,15 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
     if (ran[i]) continue;
     std::vector<std::string> earlier;
     for (size_t j = 0; j < names.size(); ++j)
-      if (ran[j] && is_failing(verdicts[j].status)) earlier.push_back(names[j]);
+      if (ran[j] && fails_in_contract(verdicts[j])) earlier.push_back(names[j]);
     // On the CPU timing needs every core to itself; on a GPU only its timed loop needs the GPU,
     // which the clock section serializes, so other kernels' timing gates may prepare meanwhile.
     run_one(i, earlier, manifest.device != "cuda");
   }
   for (GateVerdict& v : verdicts) report.gates.push_back(std::move(v));
   GateContext& ctx = base;
-  bool any_fail = false, any_error = false;
-  for (const GateVerdict& v : report.gates) {
-    any_fail |= v.status == Status::Fail;
-    any_error |= v.status == Status::Error || v.status == Status::HarnessError;
-  }
-  report.verdict = any_fail ? "fail" : any_error ? "error" : "pass";
+  report.verdict = kernel_verdict(report.gates);
+  report.root_cause = root_cause(report.gates);
   report.environment = environment_json(launcher, ctx.sandbox_note, manifest.device);
   if (manifest.device == "cuda") {
     // This kernel's children's turns on the GPU (an audit lane or verify runs one kernel at a time).
@@ -418,10 +421,10 @@ std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Laun
   return result;
 }
 
-int exit_code_for(const KernelReport& r) {
+int exit_code_for(const KernelReport& r, bool allow_unsafe) {
   for (const GateVerdict& v : r.gates)
     if (v.status == Status::HarnessError) return 2;
-  return r.verdict == "pass" ? 0 : 1;
+  return r.verdict == "pass" || (allow_unsafe && r.verdict == "unsafe") ? 0 : 1;
 }
 
 }  // namespace gauntlet

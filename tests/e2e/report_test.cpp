@@ -230,6 +230,44 @@ TEST(Report, JunitAndJsonFromTheSameRecords) {
   expect_valid_junit(dir + "/r.xml");
 }
 
+TEST(Report, UnsafeKernelsCountApartInEveryOutput) {
+  // An unsafe kernel (layouts wrong only on a layout it does not declare) beside a failing one.
+  const std::string dir = temp_dir();
+  using nlohmann::json;
+  const json unsafe_gates = json::array(
+      {{{"name", "contract"}, {"status", "pass"}, {"scope", "in-contract"}, {"seconds", 0.1}},
+       {{"name", "layouts"}, {"status", "fail"}, {"category", "wrong-result"}, {"scope", "out-of-contract"},
+        {"message", "transposed x: y[0,1]: 2 vs 3"}, {"seconds", 0.2}}});
+  const json failing_gates = json::array({{{"name", "contract"}, {"status", "fail"}, {"category", "wrong-result"},
+                                           {"scope", "in-contract"}, {"message", "wrote its input"}, {"seconds", 0.1}}});
+  const json records = json::array(
+      {{{"verdict", "unsafe"}, {"op", "softmax"}, {"source", "k/softmax_rows.cpp"}, {"kernel_hash", "dd01"},
+        {"gates", unsafe_gates}},
+       {{"verdict", "fail"}, {"op", "relu"}, {"source", "k/relu_bad.cpp"}, {"kernel_hash", "ee02"},
+        {"gates", failing_gates}}});
+  write_file(dir + "/records.json", records.dump());
+  auto r = run_gauntlet({"report", dir + "/records.json", "-o", dir + "/r.html", "--junit", dir + "/r.xml"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 kernels (0 pass, 1 fail, 0 error, 1 unsafe)"), std::string::npos) << r.out;
+  const std::string html = read_file(dir + "/r.html");
+  EXPECT_NE(html.find("<span class=\"verdict unsafe\">unsafe</span>"), std::string::npos);
+  EXPECT_NE(html.find("<option value=\"unsafe\">unsafe</option>"), std::string::npos);
+  const std::string xml = read_file(dir + "/r.xml");
+  EXPECT_NE(xml.find("<failure message=\"[out-of-contract] transposed x: y[0,1]: 2 vs 3\" type=\"wrong-result\">"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<failure message=\"wrote its input\""), std::string::npos) << "in-contract: untagged";
+  EXPECT_NE(xml.find("<testsuites name=\"gauntlet\" tests=\"3\" failures=\"2\" errors=\"0\""), std::string::npos) << xml;
+  expect_valid_junit(dir + "/r.xml");
+
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "no Chromium to render the page (apt-get install chromium)";
+  // The script stacks the unsafe kernel in its own colour in the ops plot.
+  const std::string ops = plot_element(rendered_dom(chromium, dir + "/r.html", dir), "ops");
+  EXPECT_EQ(matches(ops, "<rect [^>]*class=\"bar (unsafe)\"").size(), 1u) << ops;
+  EXPECT_NE(ops.find("data-drawn=\"2\""), std::string::npos) << ops;
+}
+
 TEST(Report, FromAnAuditDatabase) {
   const std::string dir = temp_dir();
   // Two kernels: a correct relu and one that writes into its input (fails contract).

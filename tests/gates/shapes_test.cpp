@@ -1,10 +1,12 @@
 // Tests of the shapes gate: held-out size candidates, the case budget, and real runs on a control and planted bugs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "gauntlet/builder.h"
+#include "gauntlet/contract_scope.h"
 #include "gauntlet/gate.h"
 #include "real_run.h"
 
@@ -182,17 +184,47 @@ TEST(ShapesGate, ValuesForAnErrorInputFail) {
       << v.message;
   const nlohmann::json replay = read_json(v.replay);
   EXPECT_EQ(replay["case"]["outside_contract"], "an index >= V must be rejected");
+  EXPECT_EQ(v.scope, kOutOfContract);
   Case c;
   std::string error;
   ASSERT_TRUE(case_from_json(replay["case"], &c, &error)) << error;
   EXPECT_EQ(make_gate("shapes")->check_one(*r.ctx, c).status, Status::Fail);
 }
 
-TEST(ShapesGate, ShapesPastTheManifestsLimitMustBeRejected) {
+// Past a declared limit a kernel must refuse or be right: wrong values there fail the gate, out of
+// contract (the kernel is unsafe, not failing), and the replay file says why the case is outside.
+TEST(ShapesGate, ShapesPastTheManifestsLimitMustBeRefusedOrRight) {
   RealRun r("bugs/shapes/layer_norm_declared_max_unchecked.json");
   GateVerdict v = r.run();
   ASSERT_EQ(v.status, Status::Fail) << v.message;
-  EXPECT_NE(v.message.find("(D = 1025 is above the kernel's declared max 1024)"), std::string::npos) << v.message;
+  EXPECT_EQ(v.scope, kOutOfContract);
+  EXPECT_NE(v.message.find("D = 1025 is above the kernel's declared max 1024"), std::string::npos) << v.message;
+  EXPECT_EQ(read_json(v.replay)["outside_contract"], "D = 1025 is above the kernel's declared max 1024");
+}
+
+// The right answer past a declared limit passes: the correct control declared narrower than it is.
+TEST(ShapesGate, TheRightAnswerPastADeclaredLimitPasses) {
+  const std::string dir = std::string(GAUNTLET_SOURCE_DIR) + "/corpus/controls";
+  char path[] = "/tmp/gauntlet-narrow-XXXXXX.json";
+  const int fd = mkstemps(path, 5);
+  const std::string text = R"({"op": "layer_norm", "source": ")" + dir + R"(/layer_norm.cpp", "dtypes": ["float32"],
+     "shapes": {"D": {"max": 64}}})";
+  ASSERT_EQ(write(fd, text.data(), text.size()), ssize_t(text.size()));
+  close(fd);
+  RealRun r(path);
+  GateVerdict v = r.run();
+  std::remove(path);
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_GE(v.evidence.value("answered_outside_contract", 0), 1) << v.evidence.dump();
+  EXPECT_NE(v.message.find("outside the contract answered within tolerance"), std::string::npos) << v.message;
+}
+
+// Refusing past a declared limit passes too: the square-only matmul that checks its contract.
+TEST(ShapesGate, RefusingOutsideTheContractPasses) {
+  RealRun r("contracts/matmul_square_checked.json");
+  GateVerdict v = r.run();
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_GE(v.evidence.value("rejected_outside_contract", 0), 2) << v.evidence.dump();
 }
 
 }  // namespace

@@ -134,3 +134,76 @@ TEST(HtmlReport, EmptyAndMalformedInputStillRender) {
     EXPECT_EQ(gauntlet::report_summary(input)["kernels"], 0);
   }
 }
+
+namespace {
+
+// An unsafe softmax (layouts fails only on a layout it does not declare), a relu stored before
+// gates had scopes (its layouts failure counts as in-contract), and a harness-error marked
+// out-of-contract (gauntlet's fault whatever the case: never the kernel's unsafety).
+json unsafe_records() {
+  json unsafe = {{"verdict", "unsafe"}, {"op", "softmax"}, {"source", "corpus/x/softmax_rows.cpp"}, {"kernel_hash", "dd01"}};
+  unsafe["gates"] = {{{"name", "contract"}, {"status", "pass"}, {"scope", "in-contract+out-of-contract"}},
+                     {{"name", "layouts"}, {"status", "fail"}, {"category", "wrong-result"}, {"scope", "out-of-contract"},
+                      {"message", "transposed x: y[0,1]: 2 vs 3"}, {"replay", "out/replays/softmax-dd01-layouts.json"}},
+                     {{"name", "memory"}, {"status", "pass"}, {"scope", "in-contract"}}};
+  json old = {{"verdict", "fail"}, {"op", "relu"}, {"source", "corpus/x/relu_old.cpp"}, {"kernel_hash", "ee02"}};
+  old["gates"] = {{{"name", "contract"}, {"status", "pass"}},
+                  {{"name", "layouts"}, {"status", "fail"}, {"category", "wrong-result"}, {"message", "y[3]: 1 vs 0"}},
+                  {{"name", "memory"}, {"status", "pass"}}};
+  json harness = {{"verdict", "error"}, {"op", "relu"}, {"source", "corpus/x/relu_h.cpp"}, {"kernel_hash", "ff03"}};
+  harness["gates"] = {{{"name", "contract"}, {"status", "pass"}, {"scope", "in-contract"}},
+                      {{"name", "layouts"}, {"status", "pass"}, {"scope", "in-contract"}},
+                      {{"name", "memory"}, {"status", "harness-error"}, {"category", "harness-error"},
+                       {"scope", "out-of-contract"}, {"message", "no worker"}}};
+  return json::array({unsafe, old, harness});
+}
+
+}  // namespace
+
+TEST(HtmlReport, SummaryCountsUnsafeKernelsAndOutOfContractGatesApart) {
+  // .value(): a missing count must fail the test, not read past a const object.
+  const json s = gauntlet::report_summary(unsafe_records());
+  EXPECT_EQ(s["verdicts"], json({{"unsafe", 1}, {"fail", 1}, {"error", 1}}));
+  EXPECT_EQ(named(s["ops"], "softmax").value("unsafe", -1), 1);
+  EXPECT_EQ(named(s["ops"], "softmax")["fail"], 0);
+  EXPECT_EQ(named(s["ops"], "relu").value("unsafe", -1), 0);
+  const json& layouts = named(s["gates"], "layouts");
+  EXPECT_EQ(layouts["fail"], 2);
+  EXPECT_EQ(layouts.value("out_of_contract", -1), 1) << "the old record's failure has no scope: in-contract";
+  EXPECT_DOUBLE_EQ(layouts["failure_rate"].get<double>(), 2.0 / 3.0) << "out-of-contract failures still fail the gate";
+  EXPECT_EQ(named(s["gates"], "memory").value("out_of_contract", -1), 0) << "a harness-error is never the kernel's unsafety";
+  EXPECT_EQ(named(s["gates"], "contract").value("out_of_contract", -1), 0) << "passes are not counted";
+  // Records from before scopes existed count nothing out of contract.
+  for (const json& g : gauntlet::report_summary(fixture())["gates"])
+    EXPECT_EQ(g.value("out_of_contract", -1), 0) << g["name"];
+}
+
+TEST(HtmlReport, PageShowsUnsafeApartAndMarksOutOfContractGates) {
+  const std::string page = gauntlet::render_html_report(unsafe_records(), {});
+  EXPECT_NE(page.find("<option value=\"unsafe\">unsafe</option>"), std::string::npos) << "the verdict filter";
+  EXPECT_NE(page.find("<tr data-verdict=\"unsafe\""), std::string::npos);
+  EXPECT_NE(page.find("<span class=\"verdict unsafe\">unsafe</span>"), std::string::npos);
+  EXPECT_NE(page.find("<div class=\"tile unsafe\"><b>1</b>unsafe</div>"), std::string::npos);
+  // Its own colour, distinct from fail and error, for the verdict, the tile, the bars and the legend.
+  EXPECT_NE(page.find("--unsafe: #"), std::string::npos);
+  for (const char* rule : {".verdict.unsafe { color: var(--unsafe)", ".tile.unsafe b { color: var(--unsafe)",
+                           ".bar.unsafe { fill: var(--unsafe)", ".legend .unsafe { background: var(--unsafe)"})
+    EXPECT_NE(page.find(rule), std::string::npos) << rule;
+  // The ops plot: its legend and the script's stacked keys both have unsafe.
+  EXPECT_EQ(count(page, "<i class=\"unsafe\"></i>unsafe"), 1u);
+  EXPECT_NE(page.find("data.ops, [\"pass\", \"unsafe\", \"fail\", \"error\", \"incomplete\"]"), std::string::npos);
+  // Only the out-of-contract layouts failure is tagged: not the old record's, not the harness-error.
+  EXPECT_EQ(count(page, "<span class=\"scope out-of-contract\""), 1u);
+  const size_t tag = page.find("outside its contract</span>");
+  ASSERT_NE(tag, std::string::npos);
+  EXPECT_EQ(page.compare(page.rfind("<tr data-verdict=", tag), 26, "<tr data-verdict=\"unsafe\" "), 0)
+      << "the tag is in the unsafe kernel's row";
+  EXPECT_NE(page.find("Failing only outside the kernel&#39;s declared contract (counted in fail and error): layouts 1."),
+            std::string::npos)
+      << "the gates plot's note names the gates failing only outside contracts";
+  // Records without unsafe kernels or scopes show the tile at 0 and no tag or note.
+  const std::string old = gauntlet::render_html_report(fixture(), {});
+  EXPECT_NE(old.find("<div class=\"tile unsafe\"><b>0</b>unsafe</div>"), std::string::npos);
+  EXPECT_EQ(old.find("class=\"scope out-of-contract\""), std::string::npos);
+  EXPECT_EQ(old.find("Failing only outside"), std::string::npos);
+}

@@ -115,3 +115,30 @@ TEST(Junit, ShellQuoting) {
   EXPECT_EQ(gauntlet::shell_quote(""), "''");
   EXPECT_EQ(gauntlet::replay_command("a b"), "gauntlet replay 'a b'");
 }
+
+TEST(Junit, OutOfContractFailuresStayFailuresAndSaySo) {
+  json k = kernel();
+  k["verdict"] = "unsafe";
+  json layouts = gate("layouts", "fail", "wrong-result", "transposed x: y[0,1]: 2 vs 3\nrow 0");
+  layouts["scope"] = "out-of-contract";
+  json shapes = gate("shapes", "error", "crash", "SIGSEGV");
+  shapes["scope"] = "out-of-contract";
+  json passing = gate("contract", "pass");
+  passing["scope"] = "in-contract+out-of-contract";
+  json memory = gate("memory", "harness-error", "harness-error", "no worker");
+  memory["scope"] = "out-of-contract";  // gauntlet's fault whatever the case: not the kernel's
+  // A record stored before scopes existed: its failure is in-contract.
+  k["gates"] = {passing, layouts, shapes, memory, gate("accuracy", "fail", "wrong-result", "y[0]: 1 vs 2")};
+  const std::string xml = junit_xml(k);
+  EXPECT_NE(xml.find("<failure message=\"[out-of-contract] transposed x: y[0,1]: 2 vs 3\" type=\"wrong-result\">"
+                     "[out-of-contract] transposed x: y[0,1]: 2 vs 3\nrow 0</failure>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<error message=\"[out-of-contract] SIGSEGV\" type=\"crash\">"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"y[0]: 1 vs 2\" type=\"wrong-result\">"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<error message=\"no worker\" type=\"harness-error\">"), std::string::npos) << xml;
+  EXPECT_EQ(count(xml, "[out-of-contract]"), 4u) << "two gates, each in its message and its body";
+  // Still counted as failures and errors: CI must not show an unsafe kernel green.
+  EXPECT_NE(xml.find("tests=\"5\" failures=\"2\" errors=\"2\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"verdict\" value=\"unsafe\"/>"), std::string::npos);
+}

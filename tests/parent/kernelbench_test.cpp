@@ -217,6 +217,9 @@ TEST(KernelBenchDiscover, FolderWithModulesNonModulesAndUnreadableFiles) {
   EXPECT_EQ(m->device, "cuda");
   EXPECT_EQ(m->dtypes, std::vector<DType>{DType::Float32});
   EXPECT_EQ(std::get<int64_t>(m->attrs.at("dim")), 1);
+  // Its problem's contract: get_inputs()' rank, contiguous inputs.
+  EXPECT_EQ(m->ranks.at("x"), std::vector<int64_t>{2});
+  EXPECT_EQ(m->layouts, std::vector<std::string>{"contiguous"});
   EXPECT_FALSE(manifest_for(entries[4], &error));
   EXPECT_NE(error.find("no op schema"), std::string::npos);
   EXPECT_FALSE(manifest_for(entries[1], &error));
@@ -259,6 +262,28 @@ TEST(KernelBenchDiscover, RunLayoutFindsProblemsAndReferences) {
   ASSERT_TRUE(m) << error;
   EXPECT_EQ(m->device, "cpu");
   EXPECT_EQ(*m->shapes.at("N").max, 1);  // matrix-vector: b has one column
+}
+
+// The square and tall-skinny problems carry their shape relations: a solution reading N from
+// A.size(0) is judged on square inputs, and rectangular ones lie outside its contract.
+TEST(KernelBenchMap, SquareProblemsCarryTheirShapeRelations) {
+  ProblemMap map = level1();
+  std::map<int, std::vector<std::vector<std::string>>> relations;
+  for (const ProblemMapping& p : map.problems) relations[p.id] = p.equal_dims;
+  EXPECT_EQ(relations[1], (std::vector<std::vector<std::string>>{{"M", "K", "N"}}));
+  EXPECT_EQ(relations[9], (std::vector<std::vector<std::string>>{{"M", "N"}}));
+  EXPECT_TRUE(relations[2].empty());
+  ModuleEntry e;
+  e.source = "/tmp/1_Square_matrix_multiplication_.py";
+  e.device = "cuda";
+  for (const ProblemMapping& p : map.problems)
+    if (p.id == 1) e.mapping = p;
+  std::string error;
+  auto m = manifest_for(e, &error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->equal_dims, relations[1]);
+  EXPECT_EQ(m->ranks.at("a"), std::vector<int64_t>{2});
+  EXPECT_EQ(m->ranks.at("b"), std::vector<int64_t>{2});
 }
 
 TEST(KernelBenchDiscover, JsonlPairsAreWrittenAndBadLinesRecorded) {
