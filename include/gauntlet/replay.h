@@ -10,6 +10,7 @@ namespace gauntlet {
 struct ReplayOptions {
   std::string file;
   std::string dump_dir;  // non-empty: write inputs, expected and actual values here
+  std::string emit_dir;  // non-empty: write a standalone PyTorch reproducer here (replay_emit.h)
 };
 
 // The kernel, its local includes, a module's reference and the manifest come from the recorded

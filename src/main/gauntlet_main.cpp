@@ -490,6 +490,9 @@ int main(int argc, char** argv) {
   CLI::App* replay = app.add_subcommand("replay", "re-run a stored failing case: same verdict, same output bytes");
   replay->add_option("file", ro.file, "replay file written by a failing gate")->required();
   replay->add_option("--dump", ro.dump_dir, "write inputs, expected and actual values to this directory");
+  replay->add_option("--emit", ro.emit_dir,
+                     "write a standalone reproducer here: the case's input bytes, the float64 reference and a PyTorch "
+                     "script that runs the kernel and prints the first mismatch (needs no gauntlet)");
   replay->add_option("--timeout", rf.timeout, "wall-clock seconds per case sent to the gate process (default 60)");
   replay->add_option("--memory-limit", rf.memory, "host memory for the gate process (default 4G)");
   replay->add_option("--oracle-threads", rf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));

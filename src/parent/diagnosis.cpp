@@ -195,10 +195,22 @@ std::optional<Diagnosis> diagnose_wrong_output(const OpSchema& schema, const Cas
   if (!raw.empty()) {
     const OracleResult r = run_oracle(schema.oracle, raw, c.attrs);
     if (r.ok())
-      for (size_t i = 0; i < n && i < r.outputs.size(); ++i)
-        if (floating(got[i]) && explains(got[i], r.outputs[i], expected[i], 1e-3, output_name(i), &example))
+      for (size_t i = 0; i < n && i < r.outputs.size(); ++i) {
+        if (!floating(got[i])) continue;
+        if (explains(got[i], r.outputs[i], expected[i], 1e-3, output_name(i), &example))
           return Diagnosis{"contiguous-read", "a non-contiguous input is read as contiguous storage: the output is the op on " +
                                                   nonconti_text(c) + " read row-major from its data pointer (" + example + ")"};
+        // The output allocated like that input (empty_like keeps a dense view's strides) and written
+        // row-major through its data pointer too: the logical output is the pattern seen through them.
+        for (const at::Tensor& t : inputs)
+          if (!t.is_contiguous() && t.sizes() == got[i].sizes() && t.is_non_overlapping_and_dense()) {
+            const at::Tensor through = r.outputs[i].contiguous().reshape({-1}).as_strided(t.sizes(), t.strides(), 0);
+            if (explains(got[i], through, expected[i], 1e-3, output_name(i), &example))
+              return Diagnosis{"contiguous-read", "a non-contiguous input is read as contiguous storage, and the output, "
+                                                  "allocated like it (empty_like), written as contiguous storage too: the op on " +
+                                                      nonconti_text(c) + " read row-major from its data pointer (" + example + ")"};
+          }
+      }
   }
   return std::nullopt;
 }

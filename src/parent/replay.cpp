@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "build_cache.h"
+#include "replay_emit.h"
 #include "replay_sources.h"
 #include "gauntlet/contract_scope.h"
 #include "gauntlet/module_oracle.h"
@@ -188,6 +189,17 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
       }
     }
     std::fprintf(out, "  dumped inputs, expected and actual values to %s (.txt and raw .bin)\n", options.dump_dir.c_str());
+  }
+  if (!options.emit_dir.empty()) {
+    const OracleResult oracle = run_oracle(schema->oracle, inputs, c.attrs);
+    if (!oracle.ok()) return bad_file(file, "--emit: the oracle rejects the recorded case: " + oracle.error);
+    nlohmann::json recorded_verdict = recorded;
+    if (v.evidence.contains("diagnosis")) recorded_verdict["diagnosis"] = v.evidence["diagnosis"];
+    std::string emit_error;
+    if (!replay_emit::emit(options.emit_dir, {*schema, manifest, c, inputs, oracle, gate_name, recorded_verdict}, &emit_error))
+      return bad_file(file, "--emit " + options.emit_dir + ": " + emit_error);
+    std::fprintf(out, "  reproducer: %s/repro.py (python3 %s/repro.py; needs PyTorch, not gauntlet)\n",
+                 options.emit_dir.c_str(), options.emit_dir.c_str());
   }
   if (v.status == Status::HarnessError) return 2;
   return v.status == Status::Pass || v.status == Status::Skip ? 0 : 1;

@@ -105,3 +105,21 @@ TEST(Diagnosis, AViewReadAsContiguousStorageIsNamed) {
   Case contiguous = case_of({view.contiguous()});
   EXPECT_EQ(name_of(diagnose_wrong_output(s, contiguous, {view.contiguous()}, {storage_read}, {want})), "(none)");
 }
+
+// A reduction over a transposed view read row-major (the 2-D softmax that indexes data_ptr).
+TEST(Diagnosis, AReductionOverAViewReadAsContiguousIsNamed) {
+  const OpSchema s = load_test_schema("softmax");
+  const at::Tensor storage = at::tensor({0.1725f, -1.0549f, -0.3138f, 0.1791f});
+  const at::Tensor view = storage.as_strided({2, 2}, {1, 2}, 0);
+  const AttrMap attrs{{"dim", int64_t(-1)}};
+  Case c = case_of({view}, attrs);
+  c.tensors[0].layout = "transposed";
+  const at::Tensor want = exact("softmax", {view}, attrs);
+  const at::Tensor got = at::softmax(storage.reshape({2, 2}).to(at::kDouble), -1).to(at::kFloat);
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, c, {view}, {got}, {want})), "contiguous-read");
+  // Its output allocated with empty_like(x) (the view's strides) and written row-major as well.
+  const at::Tensor through = got.reshape({-1}).as_strided({2, 2}, {1, 2}, 0);
+  auto d = diagnose_wrong_output(s, c, {view}, {through}, {want});
+  EXPECT_EQ(name_of(d), "contiguous-read");
+  EXPECT_NE(d->text.find("empty_like"), std::string::npos) << d->text;
+}
