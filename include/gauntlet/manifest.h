@@ -53,9 +53,11 @@ bool is_layout_name(const std::string& name);
 // Python worker (python/gauntlet_pyworker.py), entry = the class name (default "ModelNew").
 bool is_python_module(const KernelManifest& m);
 // Fills in the contract a kernel form implies where its manifest is silent: a KernelBench-style
-// Python module's is its problem's, contiguous inputs (SPEC "Kernel forms"). verify and replay
-// both apply it, so a replayed case is judged under the contract it was run under.
-void apply_contract_defaults(KernelManifest* m);
+// Python module's is its problem's (SPEC "Kernel forms"): contiguous inputs and, given the schema
+// it is mapped to, no empty dim (get_inputs() never builds one). verify and replay both apply it,
+// so a replayed case is judged under the contract it was run under.
+struct OpSchema;
+void apply_contract_defaults(KernelManifest* m, const OpSchema* schema = nullptr);
 // Whether `name` can name an entry: identifiers joined by "::" or "." (a C++ function, perhaps in a
 // namespace; a Python class). kEntryNameRule says so in a message.
 bool is_entry_name(const std::string& name);

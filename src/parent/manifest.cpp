@@ -1,6 +1,8 @@
 // Loading kernel manifests: every field checked, one-line errors that name the file and field.
 #include "gauntlet/manifest.h"
 
+#include "gauntlet/schema.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -176,8 +178,12 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
   return m;
 }
 
-void apply_contract_defaults(KernelManifest* m) {
-  if (is_python_module(*m) && m->layouts.empty()) m->layouts = {"contiguous"};
+void apply_contract_defaults(KernelManifest* m, const OpSchema* schema) {
+  if (!is_python_module(*m)) return;
+  if (m->layouts.empty()) m->layouts = {"contiguous"};
+  if (schema)
+    for (const auto& [dim, domain] : schema->dims)
+      if (domain.zero_allowed && !m->shapes[dim].min) m->shapes[dim].min = 1;
 }
 
 bool is_layout_name(const std::string& name) {

@@ -118,6 +118,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   auto schema = op == kModuleOp ? start_module_oracle(&manifest, launcher.options(), &module_ref, &error)
                                 : find_schema(op, &error);
   if (!schema) return bad_file(file, error);
+  if (op != kModuleOp) apply_contract_defaults(&manifest, &*schema);
   if (sha256_file_hex(schema->source_file) != schema_sha)
     return bad_file(file, "the schema of " + op + " changed since the case was recorded (" + schema->source_file + ")");
   auto gate = make_gate(gate_name);

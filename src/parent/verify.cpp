@@ -139,6 +139,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
       const ContractIssue issue{"op", *error};
       return (*error = contract_error(manifest, issue), std::nullopt);
     }
+    apply_contract_defaults(&manifest, &*schema);
     if (auto issues = check_contract(*schema, &manifest); !issues.empty())
       return (*error = contract_error(manifest, issues[0]), std::nullopt);
   }

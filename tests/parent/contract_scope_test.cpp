@@ -247,8 +247,19 @@ TEST(Contract, AKernelBenchModuleIsContiguousOnly) {
   py.layouts = {"contiguous", "transposed"};
   apply_contract_defaults(&py);
   EXPECT_EQ(py.layouts.size(), 2u);  // what its manifest declares stands
+  // Mapped to a schema: no empty dim either (get_inputs() never builds one), unless it says.
+  const OpSchema matmul = load_test_schema("matmul");
+  KernelManifest mapped;
+  mapped.source = "m.py";
+  mapped.shapes["K"] = DimLimit{0, std::nullopt};
+  apply_contract_defaults(&mapped, &matmul);
+  EXPECT_EQ(*mapped.shapes.at("M").min, 1);
+  EXPECT_EQ(*mapped.shapes.at("K").min, 0);
+  Case empty = matmul_case(matmul, KernelManifest{}, 0, 4, 4);
+  EXPECT_EQ(outside_contract_reason(mapped, empty), "M = 0 is below the kernel's declared min 1");
   KernelManifest native;
   native.source = "k.cpp";
-  apply_contract_defaults(&native);
+  apply_contract_defaults(&native, &matmul);
   EXPECT_TRUE(native.layouts.empty());
+  EXPECT_TRUE(native.shapes.empty());
 }
