@@ -29,6 +29,13 @@ constexpr int kFirstThreads = 1, kSecondThreads = 2;
 constexpr int64_t kShortBelow = 512;
 constexpr int64_t kLongSizes[] = {512, 2048, 8192};
 constexpr int64_t kSizeCap = 8192;
+// The race probe: one long reduction repeated in one process. A race between threads that combine
+// partial results in the order they finish shows only where each thread has long work and the
+// result is taken many times (a dozen short cases in two processes rarely reorder anything).
+constexpr int64_t kRaceTerms = int64_t(1) << 22;  // the reduced dim's length, at most
+constexpr int64_t kRaceCostCap = int64_t(1) << 23;
+constexpr uint32_t kRaceRepeats = 16;
+constexpr const char* kRaceLabel = "race probe: ";
 
 // A round trip outside run_case, counted in the gate's timing the way run_case counts its own.
 Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseRequest& req) {
@@ -118,6 +125,46 @@ bool draw_case(const CaseSpace& space, int64_t cost_cap, Case* out) {
     if (!space.build(dims, alt, attrs, dtype, dist, seed, out, &error)) return false;
   }
   return true;
+}
+
+// The race probe's case: the reduced dim as long as the contract and kRaceCostCap allow, every
+// other dim at its smallest, the widest dtype, heavy-tailed values (partial sums of very different
+// magnitudes, so their order shows in the low bits). false when the op reduces over no single dim.
+bool race_case(const CaseSpace& space, uint64_t seed, Case* out) {
+  const OpSchema& schema = space.schema();
+  if (!schema.reduction || schema.inputs.empty() || schema.inputs[0].shapes.empty() || space.dtypes().empty()) return false;
+  AttrMap attrs;
+  for (const AttrSpec& a : schema.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    attrs[a.name] = fixed != space.manifest().attrs.end() ? fixed->second : a.default_value;
+  }
+  std::string reduced = schema.reduction->K;  // a plain dim name (matmul's K), or ...
+  if (!schema.reduction->dim_attr.empty()) {   // ... the first input's dim the attribute names
+    const auto& pattern = schema.inputs[0].shapes[0];
+    auto it = attrs.find(schema.reduction->dim_attr);
+    const int64_t rank = int64_t(pattern.size());
+    int64_t d = it != attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : -1;
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return false;
+    reduced = pattern[size_t(d)];
+  }
+  if (!schema.dims.count(reduced)) return false;
+  std::map<std::string, int64_t> dims;
+  for (const auto& [name, domain] : schema.dims) dims[name] = std::max<int64_t>(space.limits_for(name).first, 1);
+  dims[reduced] = std::min(space.limits_for(reduced).second, kRaceTerms);
+  const auto& dtypes = space.dtypes();
+  const DType widest = *std::max_element(dtypes.begin(), dtypes.end(), [](DType x, DType y) {
+    return num::limits(x).mantissa_bits < num::limits(y).mantissa_bits;
+  });
+  std::string error;
+  while (true) {
+    if (!space.build(dims, 0, attrs, widest, Distribution::HeavyTailed, seed, out, &error)) return false;
+    if (case_cost(schema, *out) <= kRaceCostCap) break;
+    dims[reduced] /= 2;
+    if (dims[reduced] < std::max<int64_t>(space.limits_for(reduced).first, 1)) return false;
+  }
+  out->label = kRaceLabel + out->label;
+  return out->dims.at(reduced) >= 4096;  // shorter rows than that race in no kernel worth the probe
 }
 
 std::string value_text(const at::Tensor& t, int64_t flat) {
@@ -259,9 +306,28 @@ class DeterminismGate : public Gate {
       v.evidence["shrink_steps"] = p.shrink_steps;
       return v;
     }
+    // The race probe, after the search (its case is large, so it is not shrunk): bitwise schemas only.
+    int race_calls = 0;
+    Case race;
+    if (bitwise(ctx) && judged > 0 && race_case(ctx.space, ctx.case_seed(kGate, 0x9ACE), &race)) {
+      GateVerdict failed;
+      WorkerSession* a = first.get(&failed);
+      WorkerSession* b = a ? second.get(&failed) : nullptr;
+      if (!a || !b) return failed;
+      bool first_died = false, second_died = false;
+      race.index = uint64_t(p.cases);
+      GateVerdict r = check_case(ctx, *a, *b, race, &first_died, &second_died);
+      if (r.status != Status::Pass) {
+        r.cases = p.cases + 1;
+        if (r.status == Status::Fail)
+          r.message += " (a race: " + std::to_string(kRaceRepeats) + " calls of one long reduction in one process)";
+        return r;
+      }
+      race_calls = int(kRaceRepeats) + 1;
+    }
     GateVerdict v;
     v.name = kGate;
-    v.cases = p.cases;
+    v.cases = p.cases + (race_calls > 0);
     if (judged == 0) {
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;
@@ -270,6 +336,11 @@ class DeterminismGate : public Gate {
     }
     v.message = std::to_string(judged) + " cases: " + std::to_string(kRepeats) + " calls in one process and 1 in a fresh one (" +
                 poison_text() + ") " + (bitwise(ctx) ? "bitwise identical" : "within tolerance");
+    if (race_calls > 0) {
+      v.message += "; race probe: " + race.label.substr(std::string(kRaceLabel).size()) + ", " +
+                   std::to_string(kRaceRepeats) + " calls in one process and 1 in a fresh one, bitwise identical";
+      v.evidence["race_probe"] = {{"case", race.label}, {"calls", race_calls}};
+    }
     if (ctx.manifest.device == "cuda")
       v.message += "; on the GPU each poison is also written over the CUDA caching allocator's free memory before "
                    "every call (device buffers from LibTorch's allocator; cudaMalloc'd or static ones are not)";
@@ -299,6 +370,8 @@ class DeterminismGate : public Gate {
     return buf;
   }
   static bool bitwise(const GateContext& ctx) { return ctx.schema.determinism == "bitwise"; }
+  // A race probe's case (its label says so, in a replay file too) is called kRaceRepeats times.
+  static uint32_t repeats_for(const Case& c) { return c.label.rfind(kRaceLabel, 0) == 0 ? kRaceRepeats : kRepeats; }
 
   GateVerdict check_case(GateContext& ctx, WorkerSession& a, WorkerSession& b, const Case& c, bool* a_died, bool* b_died) {
     GateVerdict v;
@@ -314,10 +387,10 @@ class DeterminismGate : public Gate {
       wire::CaseRequest first;
       first.case_id = c.index;
       first.args = make_args(ctx.schema, run.inputs, c.attrs);
-      first.repeat = kRepeats;
+      first.repeat = repeats_for(c);
       run.outcome = timed_call(ctx, a, first);
     } else {
-      run = run_case(ctx, a, c, kRepeats);
+      run = run_case(ctx, a, c, repeats_for(c));
     }
     note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {

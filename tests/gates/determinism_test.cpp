@@ -80,6 +80,31 @@ TEST(DeterminismGate, ControlPassesInBothProcesses) {
   EXPECT_GE(r.ctx->timing.children, 2);
 }
 
+// Threads that add their partials in the order they finish, only on rows longer than anything the
+// search draws: the race probe (one long row, many calls in one process) shows it, and its replay
+// file makes check_one repeat the probe's calls.
+TEST(DeterminismGate, ARaceOnLongRowsShowsInTheRaceProbe) {
+  RealRun r("bugs/determinism/sum_cas_race.json");
+  GateVerdict v = r.run();
+  ASSERT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_EQ(v.category, Category::WrongResult);
+  EXPECT_NE(v.message.find("case race probe: "), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("in the same process differs from the first call"), std::string::npos) << v.message;
+  Case c = replayed_case(v);
+  EXPECT_GE(c.tensors[0].shape.back(), 65536);
+  GateVerdict again = make_gate("determinism")->check_one(*r.ctx, c);
+  EXPECT_EQ(again.status, Status::Fail) << again.message;
+}
+
+TEST(DeterminismGate, TheControlPassesTheRaceProbe) {
+  RealRun r("controls/sum.json");
+  GateVerdict v = r.run();
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  ASSERT_TRUE(v.evidence.contains("race_probe")) << v.evidence.dump();
+  EXPECT_EQ(v.evidence["race_probe"]["calls"], 17);
+  EXPECT_NE(v.message.find("race probe: "), std::string::npos) << v.message;
+}
+
 TEST(DeterminismGate, ThreadCountDependentSumFailsOnALongEnoughReduction) {
   RealRun r("bugs/determinism/sum_split_k_threads.json");
   GateVerdict v = r.run();
