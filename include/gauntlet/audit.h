@@ -68,6 +68,10 @@ struct AuditOptions {
   int build_jobs = 0;                  // Python modules' build steps at once (--build-jobs; 0: the core count)
   Shard shard;
   int progress_seconds = 10;           // a plain progress line this often when stderr is not a terminal
+  // --standard-check (on; --no-standard-check: off): also run the field's standard check on every
+  // kernel (standard_check.h) and store its verdict beside gauntlet's. A rerun runs it for complete
+  // kernels stored without one, and only that.
+  bool standard_check = true;
 };
 
 // Runs the audit and prints the summary table on `out` (progress goes to stderr). Exit status:

@@ -20,6 +20,7 @@ namespace gauntlet {
 //   "speedup"      {values: [...], bins: [{label, lo, hi, count}], median, geomean} of the timing
 //                  gate's speedup over ATen, one value per timed dtype of a kernel whose timing passed
 //   "utilization"  the same for roofline utilization (fraction of the roofline time)
+//   "standard_check"  the standard check against gauntlet's verdict (standard_check.h's table)
 nlohmann::json report_summary(const nlohmann::json& kernels);
 
 struct HtmlReportOptions {

@@ -35,6 +35,9 @@ struct KernelRecord {
   nlohmann::json report;
   std::string entry_error;
   nlohmann::json info;  // CorpusEntry::info (a JSONL line's name, line and other fields), or null
+  // The field's standard check (standard_check.h: {"verdict", "reason", "check", "seconds"}), null
+  // until it ran. Stored apart from the report (put_standard_check), so put_kernel leaves it be.
+  nlohmann::json standard_check;
 };
 
 // One results database (WAL mode). Every put_* is its own transaction, committed before it
@@ -56,6 +59,9 @@ class ResultsDb {
   bool check_intact(std::string* error);
   bool put_gate(const KernelKey& key, const GateVerdict& v, std::string* error);
   bool put_kernel(const KernelKey& key, const KernelRecord& record, std::string* error);
+  // The kernel's standard-check verdict, stored the moment it is known (the kernel's row exists:
+  // put_kernel wrote it when the kernel started), kept through resumes and merges.
+  bool put_standard_check(const KernelKey& key, const nlohmann::json& check, std::string* error);
   // The stored verdicts of a kernel's gates, by gate name (resume: these are not rerun).
   std::map<std::string, GateVerdict> gates(const KernelKey& key, std::string* error);
   // The kernel's row, when there is one.
@@ -73,9 +79,11 @@ class ResultsDb {
   static std::unique_ptr<ResultsDb> open_impl(const std::string& path, bool read_only, std::string* error);
   bool exec(const std::string& sql, std::string* error);
   std::string info_column() const { return has_entry_info_ ? "entry_info" : "NULL"; }
+  std::string check_column() const { return has_standard_check_ ? "standard_check" : "NULL"; }
   sqlite3* db_;
   std::string path_;
   bool has_entry_info_ = true;  // false: a database from before entry_info, opened read-only
+  bool has_standard_check_ = true;  // false: one from before standard_check, opened read-only
 };
 
 // The records of a results database as a JSON array, one per kernel, ordered by entry: each in
@@ -87,7 +95,8 @@ class ResultsDb {
 //                    "gates" holds the gates stored so far),
 //   "entry_error"    present for entries that are not verifiable kernels (verdict "error", no gates),
 //   "entry_name", "entry_line", "entry_fields"  a JSONL line's "name" (when it has one), line number
-//                    and its other fields ("model", "tag", ...), when the entry is a JSONL line.
+//                    and its other fields ("model", "tag", ...), when the entry is a JSONL line,
+//   "standard_check" the field's standard check of the kernel (standard_check.h), once it ran.
 // An empty array and *error set when the file cannot be read as a results database.
 nlohmann::json read_kernel_reports(const std::string& db_path, std::string* error);
 

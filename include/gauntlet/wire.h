@@ -36,6 +36,11 @@ enum class FrameType : uint32_t {
   TurnRequest = 12,  // worker -> parent
   TurnGrant = 13,    // parent -> worker
   TurnRelease = 14,  // worker -> parent
+  // The field's standard check of a Python module (include/gauntlet/standard_check.h): a child
+  // loaded with entry "kbcheck:<ModelNew>" runs KernelBench's trials on Check (empty payload) and
+  // answers its verdict as JSON text.
+  Check = 15,        // parent -> worker
+  CheckReply = 16,   // worker -> parent
 };
 
 struct Frame {

@@ -29,7 +29,7 @@ import os
 import sys
 
 from . import state, wire, messages, mounts, sandbox, building, loading, poisons, cases  # noqa: F401
-from . import reference, baselines, timing, serve, zygote, pch  # noqa: F401
+from . import reference, standard_check, baselines, timing, serve, zygote, pch  # noqa: F401
 from .sandbox import decode_policy
 from .wire import STATUS_FD
 

@@ -5,9 +5,11 @@ import sys
 from . import state
 
 # The Load's entry "reference:<Model>:<ModelNew>" starts the module oracle's reference role
-# (reference.py); "build:<entry>" the module's build step (building.py).
+# (reference.py); "build:<entry>" the module's build step (building.py); "kbcheck:<entry>" the
+# field's standard check, KernelBench's own (standard_check.py).
 REFERENCE_PREFIX = "reference:"
 BUILD_PREFIX = "build:"
+STANDARD_CHECK_PREFIX = "kbcheck:"
 
 
 def split_entry(entry):

@@ -8,15 +8,17 @@ from .baselines import Baselines, compiled_baseline_unavailable
 from .building import Prebuilt, Recorder, cache_env, error_lines, seed_private_caches
 from .pch import offered_headers
 from .cases import error_text, first_line, internal_error_reply, run_case
-from .loading import BUILD_PREFIX, REFERENCE_PREFIX, load_module, load_source, split_entry, use_flock_baton
+from .loading import (BUILD_PREFIX, REFERENCE_PREFIX, STANDARD_CHECK_PREFIX, load_module, load_source, split_entry,
+                      use_flock_baton)
 from .messages import (decode_case, decode_load, decode_time, encode_case_reply, encode_load_reply, encode_peaks,
                        encode_time_reply, new_time_reply, on_device)
 from .poisons import poison_heap
 from .reference import Reference
 from .sandbox import enter_sandbox
+from .standard_check import StandardCheck
 from .timing import measure_peaks, run_timing
-from .wire import (REPLY_FD, REQUEST_FD, T_BYE, T_CASE, T_CASE_REPLY, T_LOAD, T_LOAD_REPLY, T_PEAKS, T_PEAKS_REPLY,
-                   T_TIME, T_TIME_REPLY, WORKER_INTERNAL_ERROR,
+from .wire import (REPLY_FD, REQUEST_FD, T_BYE, T_CASE, T_CASE_REPLY, T_CHECK, T_CHECK_REPLY, T_LOAD, T_LOAD_REPLY,
+                   T_PEAKS, T_PEAKS_REPLY, T_TIME, T_TIME_REPLY, WORKER_INTERNAL_ERROR,
                    load_fast_checksum, read_frame, write_frame)
 
 
@@ -66,6 +68,10 @@ def serve(policy):
     building = load["entry"].startswith(BUILD_PREFIX)
     if building:
         load["entry"] = load["entry"][len(BUILD_PREFIX):]
+    # "kbcheck:<entry>": a candidate's child that answers one Check frame with KernelBench's own check.
+    standard = load["entry"].startswith(STANDARD_CHECK_PREFIX)
+    if standard:
+        load["entry"] = load["entry"][len(STANDARD_CHECK_PREFIX):]
     build_dir = load["build_dir"]
     prebuilt = None
     ref = None
@@ -157,6 +163,7 @@ def serve(policy):
     notes += " python-worker(%s%s)%s" % ("no canaries" if poisoned else "no poison allocator, no canaries",
                                          "" if fast else ", pure-Python checksum", poisoned)
     reference = None
+    checker = None  # the standard check's child (standard_check.py)
     try:
         if load["entry"].startswith(REFERENCE_PREFIX):
             names = load["entry"][len(REFERENCE_PREFIX):].split(":")
@@ -166,6 +173,10 @@ def serve(policy):
                                   refmod)
             model = None
             signature = reference.describe()
+        elif standard:
+            checker = StandardCheck(load["so_path"], source, load["entry"], ref)
+            model = None
+            signature = "kbcheck:%s" % (load["entry"] or "ModelNew")
         elif building:
             model = load_module(load["so_path"], source, load["entry"] or "ModelNew", ref)
             write_frame(REPLY_FD, T_LOAD_REPLY, encode_load_reply(True, "", recorder.reply(), notes))
@@ -211,6 +222,10 @@ def serve(policy):
         if frame is None or frame[0] == T_BYE:
             return 0
         ftype, payload = frame
+        if ftype == T_CHECK:
+            verdict = checker.run() if checker else b'{"verdict": "error", "reason": "harness: not a standard-check child"}'
+            write_frame(REPLY_FD, T_CHECK_REPLY, verdict)
+            continue
         if ftype in (T_TIME, T_PEAKS):
             if baselines is None and model is not None:
                 baselines = Baselines(model)

@@ -11,6 +11,8 @@ MAX_FRAME = 64 << 30  # wire.h kMaxFrameBytes: a sanity bound; --memory-limit is
 T_LOAD, T_LOAD_REPLY, T_CASE, T_CASE_REPLY, T_VIOLATION, T_BYE, T_SIGNAL = 1, 2, 3, 4, 5, 6, 7
 T_TIME, T_TIME_REPLY, T_PEAKS, T_PEAKS_REPLY = 8, 9, 10, 11
 T_TURN_REQUEST, T_TURN_GRANT, T_TURN_RELEASE = 12, 13, 14  # a case's GPU turn (wire.h CaseRequest)
+T_CHECK, T_CHECK_REPLY = 15, 16  # the standard check's trials (standard_check.py), its verdict as JSON
+T_LAST = T_CHECK_REPLY
 
 REQUEST_FD, REPLY_FD, STATUS_FD = 3, 4, 5
 
@@ -148,7 +150,7 @@ def read_frame(fd):
     if not head or len(head) != 16:
         return None
     magic, ftype, length = struct.unpack("<IIQ", head)
-    if magic != MAGIC or ftype < 1 or ftype > T_TURN_RELEASE or length > MAX_FRAME:
+    if magic != MAGIC or ftype < 1 or ftype > T_LAST or length > MAX_FRAME:
         return None
     payload = bytearray(length)  # read in place: a tensor's bytes are copied once, into the tensor
     if length and not read_into(fd, payload):

@@ -171,7 +171,7 @@ ReadStatus read_frame(int fd, Frame* out, int64_t deadline_ms, std::string* why)
   std::string bad;
   if (magic != kMagic) {
     bad = "bad magic, not a frame";
-  } else if (type < 1 || type > uint32_t(FrameType::TurnRelease)) {
+  } else if (type < 1 || type > uint32_t(FrameType::CheckReply)) {
     bad = "unknown frame type " + std::to_string(type);
   } else if (len > kMaxFrameBytes) {
     bad = "a frame of " + std::to_string(len) + " bytes, over the wire's limit of " +

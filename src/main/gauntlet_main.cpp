@@ -16,6 +16,7 @@
 #include "gauntlet/device_nodes.h"
 #include "gauntlet/junit.h"
 #include "gauntlet/audit.h"
+#include "gauntlet/standard_check.h"
 #include "gauntlet/interrupt.h"
 #include "gauntlet/kernelbench.h"
 #include "crash_report.h"
@@ -264,10 +265,13 @@ int run_kbcheck(const VerifyFlags& f) {
   SandboxOptions sopts = sandbox_from(f, &error);
   if (!error.empty()) return fail_usage(error);
   Launcher launcher(sopts);
-  auto r = kb_style_check(*manifest, launcher, &error);
-  if (!r) return fail_usage(error);
-  std::printf("kbcheck: %s: %s\n", r->accepted ? "accept" : "reject", r->reason.c_str());
-  return r->accepted ? 0 : 1;
+  // The check an audit stores beside gauntlet's verdict (standard_check.h): KernelBench's own for a
+  // Python module, the U[0,1) kbcheck for a manifest. One that cannot run is bad input (exit 2).
+  const StandardCheck c = run_standard_check(*manifest, launcher);
+  if (c.verdict == "error") return fail_usage(c.reason);
+  std::printf("kbcheck: %s: %s (%s)\n", c.verdict.c_str(), c.reason.c_str(),
+              c.check == "kernelbench" ? "KernelBench's check" : "U[0,1) inputs at one shape");
+  return c.verdict == "accept" ? 0 : 1;
 }
 
 // A kernel.json given to `schemas lint`: an object with "op" and no "schema_version".
@@ -425,7 +429,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
 
   VerifyFlags kf;
-  CLI::App* kb = app.add_subcommand("kbcheck", "the KernelBench-style check (5 U[0,1) trials, one shape, allclose 1e-2), for comparison");
+  CLI::App* kb = app.add_subcommand("kbcheck", "the field's standard check, for comparison: KernelBench's own for a Python module (5 trials of get_inputs()), else 5 U[0,1) trials at one shape; allclose 1e-2");
   add_kernel_flags(kb, kf);
 
   SelftestOptions st;
@@ -470,6 +474,9 @@ int main(int argc, char** argv) {
   audit->add_option("--build-timeout", af.v.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
   audit->add_option("--progress-every", ao.progress_seconds, "seconds between progress lines when stderr is not a terminal (default 10)")
       ->check(CLI::Range(1, 86400));
+  audit->add_flag("--standard-check,!--no-standard-check", ao.standard_check,
+                  "also run the field's standard check (KernelBench's for modules, kbcheck for manifests) and "
+                  "store its verdict beside gauntlet's (default on)");
 
   std::vector<std::string> merge_inputs;
   std::string merge_output;

@@ -145,8 +145,14 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
     for (auto it = known.begin(); it != known.end();) it = it->second.status == Status::HarnessError ? known.erase(it) : std::next(it);
     const bool retry = known.size() != before_retry;
     info.harness_errors_retried += int(before_retry - known.size());
+    // The standard check runs for a kernel that has none stored; for a complete one, alone.
+    const bool needs_check = o.standard_check && e.error.empty() && !(stored && stored->standard_check.is_object());
     if (stored && complete(*stored) && !retry) {
       ++info.already_complete;
+      if (!needs_check || !stored->entry_error.empty() || (e.manifest->device == "cuda" && gpus.empty())) continue;
+      AuditWork w{std::move(e), key, std::move(known), true, true};
+      ++info.checks_only;
+      (w.entry.manifest->device == "cuda" ? gpu : cpu).push_back(std::move(w));
       continue;
     }
     if (!e.error.empty()) {  // recorded as what it is; the audit goes on
@@ -163,7 +169,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
       ++info.cuda_skipped;
       continue;
     }
-    AuditWork w{std::move(e), key, std::move(known)};
+    AuditWork w{std::move(e), key, std::move(known), needs_check};
     for (const std::string& n : names) gates_to_run += !w.known.count(n);
     (w.entry.manifest->device == "cuda" ? gpu : cpu).push_back(std::move(w));
   }
@@ -176,7 +182,8 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   std::vector<KernelManifest> to_build;
   for (const std::vector<AuditWork>* list : {&gpu, &cpu})
     for (const AuditWork& w : *list)
-      if (is_python_module(*w.entry.manifest) && w.known.size() < names.size()) to_build.push_back(*w.entry.manifest);
+      if (is_python_module(*w.entry.manifest) && (w.known.size() < names.size() || w.run_check))
+        to_build.push_back(*w.entry.manifest);
   const int build_jobs = o.build_jobs > 0 ? o.build_jobs : std::max(1, int(std::thread::hardware_concurrency()));
   // The precompiled torch/extension.h headers are made when missing: the plain one by the first
   // build that needs it, one with a module's own C++ flags (-O3) after that module's build, for the
@@ -362,7 +369,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   }
   setup.reset();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  info.kernels_verified = int(cpu.size() + gpu.size());
+  info.kernels_verified = int(cpu.size() + gpu.size()) - info.checks_only;
   info.overhead_seconds = {double(setup_time.ns.load()) * 1e-9, double(lane_time.ns.load()) * 1e-9,
                            double(finish_time.ns.load()) * 1e-9};
   print_audit_summary(records, info, out);

@@ -8,6 +8,7 @@
 
 #include "gauntlet/interrupt.h"
 #include "gauntlet/file_lock.h"
+#include "gauntlet/standard_check.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 namespace gauntlet {
 namespace {
@@ -148,7 +150,7 @@ int run_lane(const LaneConfig& c) {
       return false;
     }
     const KernelManifest& m = *w.entry.manifest;
-    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, "", w.entry.info};
+    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, "", w.entry.info, nullptr};
     if (!report) {  // a manifest verify refuses (unknown op, dtype outside the schema): a bad entry
       rec.verdict = "error";
       rec.entry_error = err;
@@ -170,10 +172,48 @@ int run_lane(const LaneConfig& c) {
     harness_error = true;
   };
 
+  // The field's standard check (standard_check.h), with a correctness gate's share of the host lock,
+  // in a thread of its own: a CPU lane with --jobs > 1 runs it beside the kernel's correctness gates
+  // (its timing is deferred, so nothing measures beside it, and a hanging kernel's check waits out
+  // its --timeout together with the gates' instead of after them); other lanes, whose verify call
+  // ends with the timing gate, run it after the gates. Stored at once: a rerun does not repeat it.
+  struct CheckRun {
+    std::thread thread;
+    StandardCheck result;
+  };
+  auto start_check = [&](const AuditWork& w, CheckRun& run) {
+    if (!w.run_check || run.thread.joinable()) return;
+    run.thread = std::thread([&run, &host, &launcher, m = &*w.entry.manifest] {
+      host.gate_enter();
+      run.result = run_standard_check(*m, launcher);
+      host.gate_leave();
+    });
+  };
+  auto store_check = [&](const AuditWork& w, CheckRun& run) {
+    if (!run.thread.joinable()) return;
+    run.thread.join();
+    if (interrupt_requested()) wait_for_interrupt_exit();  // a verdict the interrupt's kill produced is not stored
+    if (!db_failed && !timed([&] { return db->put_standard_check(w.key, standard_check_to_json(run.result), &db_err); }))
+      db_failed = true;
+  };
+
   for (size_t i; (i = c.next->fetch_add(1)) < c.work->size();) {
     const AuditWork& w = (*c.work)[i];
     const KernelManifest& m = *w.entry.manifest;
-    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, "", w.entry.info};
+    if (w.check_only) {  // its gates and record are stored: the check alone, then the kernel counts as done
+      CheckRun check;
+      start_check(w, check);
+      store_check(w, check);
+      if (db_failed) {
+        err = db_err;
+        break;
+      }
+      std::string why;
+      auto stored = db->kernel(w.key, &why);
+      send(c.progress_fd, "k " + (stored ? stored->verdict : std::string("error")) + "\n");
+      continue;
+    }
+    KernelRecord rec{w.entry.entry, m.op, m.device, "", nullptr, "", w.entry.info, nullptr};
     if (!timed([&] { return db->put_kernel(w.key, rec, &err); })) {  // in progress: entry, op, device
       db_failed = true;
       break;
@@ -210,6 +250,11 @@ int run_lane(const LaneConfig& c) {
     }
     std::optional<KernelReport> report;
     bool defer = false;
+    CheckRun check;
+    // The launcher's Python mode is the kernel's for the check and verify alike, set before both:
+    // each sets the same value and puts back the same value, never another's mid-run.
+    launcher.set_python_module(is_python_module(m));
+    if (c.host_lock) start_check(w, check);  // beside the correctness gates (above)
     try {
       if (!c.host_lock || !has_timing) {
         vo.gates = c.gates;
@@ -239,8 +284,11 @@ int run_lane(const LaneConfig& c) {
     } catch (const std::exception& e) {
       if (me) me->claims.store(0);
       harness_fault(w, e);
+      store_check(w, check);
       continue;
     }
+    if (report) start_check(w, check);  // after the gates (a manifest verify refused has nothing to check)
+    store_check(w, check);
     if (defer && !db_failed) continue;
     if (!finish(w, report)) break;
   }

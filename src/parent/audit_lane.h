@@ -14,6 +14,8 @@ struct AuditWork {
   CorpusEntry entry;
   KernelKey key;
   std::map<std::string, GateVerdict> known;  // stored by an earlier run: not run again
+  bool run_check = false;   // run the field's standard check (--standard-check; none stored yet)
+  bool check_only = false;  // complete in the database: only its standard check is missing
 };
 
 // What a CPU lane shares with the others (MAP_SHARED memory), so that a lane with nothing left to

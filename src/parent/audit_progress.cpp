@@ -4,6 +4,8 @@
 #include "gauntlet/contract_scope.h"
 #include "gauntlet/report_text.h"
 #include "gauntlet/results_db.h"
+#include "gauntlet/root_cause.h"
+#include "gauntlet/standard_check.h"
 
 #include <algorithm>
 #include <map>
@@ -136,7 +138,13 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
     }
     if (verdict != "pass") {
       std::string line = record_label(r) + ": " + verdict;
-      for (size_t i = 0; i < bad.size(); ++i) line += (i ? ", " : ": ") + bad[i];
+      std::string gates;
+      for (size_t i = 0; i < bad.size(); ++i) gates += (i ? ", " : "") + bad[i];
+      // A failing kernel leads with its one root cause (root_cause.h); its failing gates follow on
+      // a line of their own. A record from before root causes keeps the gates on its first line.
+      const bool has_cause = r.contains("root_cause") && r["root_cause"].is_object();
+      if (has_cause) line += ": " + root_cause_line(r["root_cause"]) + (gates.empty() ? "" : "\n  gates: " + gates);
+      else if (!gates.empty()) line += ": " + gates;
       not_passing.push_back(line);
     }
   }
@@ -144,6 +152,8 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
                records.size(), entry_errors, (unsigned long long)info.seed, info.shard.c_str(),
                duration(info.seconds).c_str(), info.db_path.c_str());
   if (info.already_complete) std::fprintf(out, "  %d kernels were already complete in the database (not verified again)\n", info.already_complete);
+  if (info.checks_only)
+    std::fprintf(out, "  %d of them had no standard check stored: it ran for them alone\n", info.checks_only);
   if (info.harness_errors_retried)
     std::fprintf(out, "  %d gates an earlier run left as harness-error were run again (gauntlet's faults, not verdicts)\n",
                  info.harness_errors_retried);
@@ -181,12 +191,20 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
   std::stable_sort(cats.begin(), cats.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   for (const auto& [name, n] : cats) cline += (cline.empty() ? "" : ", ") + name + " " + std::to_string(n);
   std::fprintf(out, "failure categories (failing gates): %s\n", cline.empty() ? "none" : cline.c_str());
+  // The standard check against gauntlet, and first the kernels where the two disagree the way
+  // that needs a look (the standard check rejects what gauntlet passes).
+  for (const std::string& l : standard_check_lines(standard_check_table(records))) std::fprintf(out, "%s\n", l.c_str());
   // The list is for reading at a glance; past a screenful the JSON and the database are the record.
+  // Each line of an entry (its root cause, its gates) is cut to 300 characters.
   const size_t shown = std::min<size_t>(not_passing.size(), 100);
   if (!not_passing.empty()) std::fprintf(out, "not passing (%zu):\n", not_passing.size());
   for (size_t i = 0; i < shown; ++i) {
-    std::string l = not_passing[i].size() > 200 ? not_passing[i].substr(0, 197) + "..." : not_passing[i];
-    std::fprintf(out, "  %s\n", l.c_str());
+    size_t start = 0;
+    for (size_t end; start <= not_passing[i].size(); start = end + 1) {
+      end = std::min(not_passing[i].find('\n', start), not_passing[i].size());
+      const std::string part = not_passing[i].substr(start, end - start);
+      std::fprintf(out, "  %s\n", part.size() > 300 ? (part.substr(0, 297) + "...").c_str() : part.c_str());
+    }
   }
   if (shown < not_passing.size()) std::fprintf(out, "  ... %zu more (see --json or the database)\n", not_passing.size() - shown);
 }

@@ -45,6 +45,7 @@ struct AuditSummaryInfo {
   std::string db_path, shard;
   uint64_t seed = 0;
   int already_complete = 0;  // kernels stored by an earlier run, not verified again
+  int checks_only = 0;       // of those, kernels whose standard check alone ran in this run
   int harness_errors_retried = 0;  // gates an earlier run stored as harness-error, run again
   int duplicates = 0;        // entries with the same kernel and contract as an earlier entry
   int cuda_skipped = 0;      // CUDA kernels left for a machine with a GPU (not stored)

@@ -10,6 +10,8 @@
 #include "gauntlet/contract_scope.h"
 #include "gauntlet/report_text.h"
 #include "gauntlet/results_db.h"
+#include "gauntlet/root_cause.h"
+#include "gauntlet/standard_check.h"
 #include "html_report_assets.h"
 
 namespace gauntlet {
@@ -90,7 +92,43 @@ std::string field_cell(const nlohmann::json& k, const std::string& key) {
          "</td>";
 }
 
-std::string kernel_row(const nlohmann::json& k, const std::vector<std::string>& fields) {
+// The standard check's cell: its verdict, the reason on hover; a dash when the kernel has none.
+std::string check_cell(const nlohmann::json& k) {
+  auto c = k.contains("standard_check") ? standard_check_from_json(k["standard_check"]) : std::nullopt;
+  if (!c) return "<td><span class=\"none\">\u2014</span></td>";
+  return "<td><span class=\"check " + h(c->verdict) + "\" title=\"" + xml_escape(c->check + ": " + c->reason, true) + "\">" +
+         h(c->verdict) + "</span></td>";
+}
+
+// The standard check against gauntlet (standard_check.h's table), rendered here so it reads without
+// script; nothing when no kernel carries a standard check.
+std::string check_matrix(const nlohmann::json& t) {
+  const int compared = t.value("compared", 0), errors = t.value("check_error", 0), not_run = t.value("not_run", 0);
+  if (compared + errors == 0) return "";
+  std::string out = "<section class=\"card\" id=\"standard-check\"><h2>Standard check against gauntlet</h2>"
+                    "<table class=\"matrix\"><thead><tr><th></th><th>gauntlet pass</th><th>unsafe</th>"
+                    "<th>fail or error</th></tr></thead><tbody>";
+  for (const char* row : {"accept", "reject"}) {
+    out += "<tr><th>standard check " + std::string(row) + "s</th>";
+    for (const char* column : {"pass", "unsafe", "fail"}) {
+      const int n = t[row].value(column, 0);
+      const bool flagged = std::string(row) == "reject" && std::string(column) == "pass" && n > 0;
+      out += "<td" + std::string(flagged ? " class=\"flagged\"" : "") + " data-cell=\"" + row + "-" + column + "\">" +
+             std::to_string(n) + "</td>";
+    }
+    out += "</tr>";
+  }
+  out += "</tbody></table><p class=\"note\">KernelBench's own check for Python modules (5 trials of get_inputs(), "
+         "allclose atol = rtol = 1e-2 against Model), kbcheck for manifests (5 trials of U[0,1) inputs at one shape, "
+         "allclose 1e-2 against the library op). " + std::to_string(compared) + " kernels compared";
+  if (errors) out += "; " + std::to_string(errors) + " whose standard check could not run";
+  if (not_run) out += "; " + std::to_string(not_run) + " without one";
+  out += ". Kernels the standard check rejects and gauntlet passes lead the table below, flagged: each is a gauntlet "
+         "false negative or a false alarm of the standard check.</p></section>\n";
+  return out;
+}
+
+std::string kernel_row(const nlohmann::json& k, const std::vector<std::string>& fields, bool checks) {
   std::string verdict = json_text(k, "verdict");
   if (verdict.empty()) verdict = "incomplete";
   const std::string label = record_label(k);
@@ -123,13 +161,23 @@ std::string kernel_row(const nlohmann::json& k, const std::vector<std::string>& 
   if (failures.empty())
     failures = verdict == "incomplete" ? "<span class=\"none\">" + std::to_string(gates) + " gates stored so far</span>"
                                        : "<span class=\"none\">none</span>";
+  // A failing kernel leads with its one root cause (root_cause.h) before the gates it fans out to.
+  if ((verdict == "fail" || verdict == "error" || verdict == "unsafe") && k.contains("root_cause") &&
+      k["root_cause"].is_object())
+    failures = "<div class=\"cause\"><span class=\"name\">root cause</span> " + h(root_cause_line(k["root_cause"])) +
+               "</div>" + failures;
   std::string hash = json_text(k, "kernel_hash").substr(0, 12);
   std::string out = "<tr data-verdict=\"" + h(verdict) + "\" data-op=\"" + h(json_text(k, "op")) + "\">";
   out += "<td class=\"kernel\">" + h(label) + (hash.empty() ? "" : "<br><small class=\"none\">" + h(hash) + "</small>") +
          "</td>";
   for (const std::string& f : fields) out += field_cell(k, f);
   out += "<td>" + h(json_text(k, "op")) + "</td>";
-  out += "<td><span class=\"verdict " + h(verdict) + "\">" + h(verdict) + "</span></td>";
+  out += "<td><span class=\"verdict " + h(verdict) + "\">" + h(verdict) + "</span>";
+  if (standard_check_flags(k))
+    out += "<br><span class=\"flag\" title=\"a gauntlet false negative or a false alarm of the standard check\">"
+           "standard check rejects</span>";
+  out += "</td>";
+  if (checks) out += check_cell(k);
   const std::string speedup = kernel_speedup(k);
   out += "<td>" + (speedup.empty() ? std::string("<span class=\"none\">\u2014</span>") : h(speedup)) + "</td>";
   out += "<td>" + failures + "</td></tr>\n";
@@ -168,7 +216,10 @@ std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOp
       page += "<div class=\"tile " + std::string(v) + "\"><b>" + std::to_string(n) + "</b>" + v + "</div>";
   }
   page += "</div></header>\n<main>\n<noscript><p>The plots are drawn by the page's script; the kernel table below "
-          "does not need it.</p></noscript>\n<div class=\"grid\">\n";
+          "does not need it.</p></noscript>\n";
+  page += check_matrix(summary["standard_check"]);
+  const bool checks = summary["standard_check"].value("compared", 0) + summary["standard_check"].value("check_error", 0) > 0;
+  page += "<div class=\"grid\">\n";
   // Which gates fail only on cases the kernels do not declare: in the note, so it reads without script.
   std::string outside;
   for (const nlohmann::json& g : summary["gates"])
@@ -199,10 +250,13 @@ std::string render_html_report(const nlohmann::json& kernels, const HtmlReportOp
           "<table id=\"kernels\"><thead><tr><th>kernel</th>";
   const std::vector<std::string> fields = field_columns(kernels);
   for (const std::string& f : fields) page += "<th>" + h(f) + "</th>";
-  page += "<th>op</th><th>verdict</th><th>speedup</th><th>failing gates (message, replay command)</th></tr></thead>\n<tbody>\n";
+  page += std::string("<th>op</th><th>verdict</th>") + (checks ? "<th>standard check</th>" : "") +
+          "<th>speedup</th><th>root cause, failing gates (message, replay command)</th></tr></thead>\n<tbody>\n";
+  // The kernels the standard check rejects and gauntlet passes first, the rest in record order.
   if (kernels.is_array())
-    for (const nlohmann::json& k : kernels)
-      if (k.is_object()) page += kernel_row(k, fields);
+    for (bool flagged : {true, false})
+      for (const nlohmann::json& k : kernels)
+        if (k.is_object() && standard_check_flags(k) == flagged) page += kernel_row(k, fields, checks);
   page += "</tbody></table></section>\n</main>\n<script type=\"application/json\" id=\"gauntlet-summary\">" +
           script_json(summary) + "</script>\n<script>" + html_assets::kScript + "</script>\n</body>\n</html>\n";
   return page;

@@ -58,6 +58,14 @@ td.kernel { word-break: break-all; max-width: 280px; }
 code.replay { display: inline-block; background: #eef1f4; padding: 1px 6px; border-radius: 3px; font-size: 12px;
               word-break: break-all; user-select: all; }
 details summary { cursor: pointer; color: var(--muted); }
+.cause { margin-bottom: 6px; padding-left: 6px; border-left: 3px solid var(--fail); word-break: break-word; }
+.cause .name { font-weight: 600; margin-right: 4px; }
+.check { font-size: 12px; font-weight: 600; } .check.accept { color: var(--pass); } .check.reject { color: var(--fail); }
+.check.error { color: var(--error); }
+.flag { display: inline-block; margin-top: 4px; font-size: 11px; color: #fff; background: var(--harness);
+        border-radius: 3px; padding: 0 4px; }
+table.matrix { width: auto; } table.matrix td { text-align: right; min-width: 90px; font-size: 16px; }
+table.matrix td.flagged { background: var(--harness); color: #fff; font-weight: 600; }
 .none { color: var(--muted); }
 )CSS";
 

@@ -8,6 +8,7 @@
 #include "gauntlet/contract_scope.h"
 #include "gauntlet/html_report.h"
 #include "gauntlet/report_text.h"
+#include "gauntlet/standard_check.h"
 
 namespace gauntlet {
 
@@ -163,7 +164,8 @@ nlohmann::json report_summary(const nlohmann::json& kernels) {
           {"categories", category_list},
           {"ops", ops},
           {"speedup", histogram(speedups, kSpeedupBins, speedup_bin, s_labels, s_edges)},
-          {"utilization", histogram(utilizations, kUtilizationBins, utilization_bin, u_labels, u_edges)}};
+          {"utilization", histogram(utilizations, kUtilizationBins, utilization_bin, u_labels, u_edges)},
+          {"standard_check", standard_check_table(kernels)}};
 }
 
 }  // namespace gauntlet

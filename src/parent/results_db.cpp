@@ -142,6 +142,7 @@ std::unique_ptr<ResultsDb> ResultsDb::open_impl(const std::string& path, bool re
     }
   }
   r->has_entry_info_ = has_column(db, "main", "entry_info");
+  r->has_standard_check_ = has_column(db, "main", "standard_check");
   if (read_only) return r;
   // WAL: a writer never blocks readers (the report can read a running audit), and with
   // synchronous=NORMAL each commit survives the process being killed (not a power loss).
@@ -151,9 +152,11 @@ std::unique_ptr<ResultsDb> ResultsDb::open_impl(const std::string& path, bool re
                &e))
     return (*error = path + ": " + e, nullptr);
   // A column added compatibly: a database written before it gains it (null for its old rows).
-  if (!has_column(db, "main", "entry_info") && !r->exec("ALTER TABLE kernels ADD COLUMN entry_info TEXT;", &e))
-    return (*error = path + ": " + e, nullptr);
-  r->has_entry_info_ = true;
+  for (const char* column : {"entry_info", "standard_check"})
+    if (!has_column(db, "main", column) &&
+        !r->exec(std::string("ALTER TABLE kernels ADD COLUMN ") + column + " TEXT;", &e))
+      return (*error = path + ": " + e, nullptr);
+  r->has_entry_info_ = r->has_standard_check_ = true;
   return r;
 }
 
@@ -230,6 +233,17 @@ bool ResultsDb::put_kernel(const KernelKey& key, const KernelRecord& rec, std::s
   return true;
 }
 
+bool ResultsDb::put_standard_check(const KernelKey& key, const nlohmann::json& check, std::string* error) {
+  std::lock_guard<std::mutex> lock(db_mutex());
+  std::string e;
+  Stmt st(db_, std::string("UPDATE kernels SET standard_check=?5 WHERE (") + kKeyColumns + ") = (?1,?2,?3,?4)", &e);
+  if (!e.empty()) return (*error = path_ + ": " + e, false);
+  st.key(key);
+  st.text(5, check.dump());
+  if (sqlite3_step(st.s) != SQLITE_DONE) return (*error = write_failed(path_, "storing a standard check", db_), false);
+  return true;
+}
+
 std::map<std::string, GateVerdict> ResultsDb::gates(const KernelKey& key, std::string* error) {
   std::lock_guard<std::mutex> lock(db_mutex());
   std::map<std::string, GateVerdict> out;
@@ -256,14 +270,14 @@ std::map<std::string, GateVerdict> ResultsDb::gates(const KernelKey& key, std::s
 std::optional<KernelRecord> ResultsDb::kernel(const KernelKey& key, std::string* error) {
   std::lock_guard<std::mutex> lock(db_mutex());
   std::string e;
-  Stmt st(db_, std::string("SELECT entry, op, device, verdict, report, entry_error, ") + info_column() +
-                   " FROM kernels WHERE (" + kKeyColumns +
-                   ") = (?,?,?,?)",
+  Stmt st(db_, std::string("SELECT entry, op, device, verdict, report, entry_error, ") + info_column() + ", " +
+                   check_column() + " FROM kernels WHERE (" + kKeyColumns + ") = (?,?,?,?)",
           &e);
   if (!e.empty()) return (*error = path_ + ": " + e, std::nullopt);
   st.key(key);
   if (sqlite3_step(st.s) != SQLITE_ROW) return std::nullopt;
-  KernelRecord r{st.col(0), st.col(1), st.col(2), st.col(3), parse_or_null(st.col(4)), st.col(5), info_or_null(st.col(6))};
+  KernelRecord r{st.col(0), st.col(1), st.col(2), st.col(3), parse_or_null(st.col(4)), st.col(5), info_or_null(st.col(6)),
+                 info_or_null(st.col(7))};
   // A report that does not read back counts as not stored: the kernel is verified again.
   if (!r.report.is_object() && r.entry_error.empty()) r.report = nullptr, r.verdict.clear();
   return r;
@@ -276,7 +290,7 @@ nlohmann::json ResultsDb::reports(std::string* error) {
     std::lock_guard<std::mutex> lock(db_mutex());
     std::string e;
     Stmt st(db_, std::string("SELECT ") + kKeyColumns + ", entry, op, device, verdict, report, entry_error, " +
-                     info_column() + " FROM kernels"
+                     info_column() + ", " + check_column() + " FROM kernels"
                      " ORDER BY entry, kernel_hash, manifest_hash, tool_version, seed",
             &e);
     if (!e.empty()) return (*error = path_ + ": " + e, out);
@@ -284,7 +298,7 @@ nlohmann::json ResultsDb::reports(std::string* error) {
     while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
       KernelKey k{st.col(0), st.col(1), st.col(2), std::strtoull(st.col(3).c_str(), nullptr, 10)};
       rows.push_back({k, KernelRecord{st.col(4), st.col(5), st.col(6), st.col(7), parse_or_null(st.col(8)), st.col(9),
-                                      info_or_null(st.col(10))}});
+                                      info_or_null(st.col(10)), info_or_null(st.col(11))}});
     }
     // A damaged page ends the scan early: said, never a short list that looks complete.
     if (rc != SQLITE_DONE) return (*error = damaged(path_, "kernels", db_), out);
@@ -319,6 +333,7 @@ nlohmann::json ResultsDb::reports(std::string* error) {
       if (rec.info.contains("fields") && rec.info["fields"].is_object() && !rec.info["fields"].empty())
         j["entry_fields"] = rec.info["fields"];
     }
+    if (rec.standard_check.is_object()) j["standard_check"] = rec.standard_check;
     out.push_back(j);
   }
   return out;
@@ -338,17 +353,25 @@ bool ResultsDb::merge_from(const std::string& other, std::string* error) {
   }
   const std::string cols = std::string(kKeyColumns);
   const std::string src_info = has_column(db_, "src", "entry_info") ? "entry_info" : "NULL";
+  const bool src_checks = has_column(db_, "src", "standard_check");
+  // A standard check stored in either input is kept: a row that has none takes the other's.
+  const std::string take_checks =
+      src_checks ? "UPDATE kernels SET standard_check=(SELECT s.standard_check FROM src.kernels s WHERE"
+                   " (s.kernel_hash, s.manifest_hash, s.tool_version, s.seed) = (kernels.kernel_hash,"
+                   " kernels.manifest_hash, kernels.tool_version, kernels.seed)) WHERE standard_check IS NULL;"
+                 : "";
   const std::string sql =
       "BEGIN IMMEDIATE;"
       "INSERT OR IGNORE INTO gates SELECT " + cols +
       ", gate, status, category, message, replay, seconds, cases, outputs_sha256, evidence FROM src.gates;"
-      "INSERT INTO kernels(" + cols + ", entry, op, device, verdict, report, entry_error, entry_info, updated_at) SELECT " +
-      cols + ", entry, op, device, verdict, report, entry_error, " + src_info + ", updated_at FROM src.kernels WHERE true"
+      "INSERT INTO kernels(" + cols + ", entry, op, device, verdict, report, entry_error, entry_info, standard_check, updated_at) SELECT " +
+      cols + ", entry, op, device, verdict, report, entry_error, " + src_info + ", " + (src_checks ? "standard_check" : "NULL") +
+      ", updated_at FROM src.kernels WHERE true"
       " ON CONFLICT DO UPDATE SET entry=excluded.entry, op=excluded.op, device=excluded.device,"
       " verdict=excluded.verdict, report=excluded.report, entry_error=excluded.entry_error,"
       " entry_info=COALESCE(excluded.entry_info, kernels.entry_info), updated_at=excluded.updated_at"
-      " WHERE kernels.report IS NULL AND excluded.report IS NOT NULL;"
-      "COMMIT;";
+      " WHERE kernels.report IS NULL AND excluded.report IS NOT NULL;" +
+      take_checks + "COMMIT;";
   const bool ok = exec(sql, &e);
   if (!ok) {
     std::string ignored;

@@ -207,3 +207,73 @@ TEST(HtmlReport, PageShowsUnsafeApartAndMarksOutOfContractGates) {
   EXPECT_EQ(old.find("class=\"scope out-of-contract\""), std::string::npos);
   EXPECT_EQ(old.find("Failing only outside"), std::string::npos);
 }
+
+namespace {
+
+// unsafe_records() with a root cause on the unsafe kernel and a standard check on each: the unsafe
+// softmax accepted, the old relu rejected, and a fourth kernel that passes every gate while the
+// standard check rejects it (a false negative of gauntlet's or a false alarm of the standard check).
+json checked_records() {
+  json records = unsafe_records();
+  records[0]["root_cause"] = {{"gate", "layouts"},
+                              {"scope", "out-of-contract"},
+                              {"case", "float32 [4, 8] transposed"},
+                              {"elements", 32},
+                              {"diagnosis", "contiguous-read"},
+                              {"text", "reads <x> as contiguous"},
+                              {"gates", {"layouts"}},
+                              {"other_gates", json::array()}};
+  auto check = [](const std::string& verdict, const std::string& reason) {
+    return json({{"verdict", verdict}, {"reason", reason}, {"check", "kbcheck"}, {"seconds", 0.1}});
+  };
+  records[0]["standard_check"] = check("accept", "5 trials of U[0,1) inputs at one shape pass allclose(1e-2)");
+  records[1]["standard_check"] = check("reject", "trial 0: allclose(rtol=1e-2, atol=1e-2) fails");
+  json odd = {{"verdict", "pass"}, {"op", "gelu"}, {"source", "corpus/x/gelu_odd.py"}, {"kernel_hash", "aa04"},
+              {"gates", {{{"name", "accuracy"}, {"status", "pass"}, {"scope", "in-contract"}}}}};
+  odd["standard_check"] = check("reject", "trial 2: output shape mismatch: expected [4], got [2, 2]");
+  records.push_back(odd);
+  return records;
+}
+
+}  // namespace
+
+TEST(HtmlReport, RootCauseLeadsAFailingKernelsRow) {
+  const std::string page = gauntlet::render_html_report(checked_records(), {});
+  const size_t cause = page.find("<div class=\"cause\"><span class=\"name\">root cause</span> out-of-contract, layouts, "
+                                 "contiguous-read: reads &lt;x&gt; as contiguous</div>");
+  ASSERT_NE(cause, std::string::npos) << "escaped, and before the failing gates";
+  EXPECT_LT(cause, page.find("transposed x: y[0,1]: 2 vs 3")) << "the cause leads the row's gates";
+  EXPECT_EQ(page.compare(page.rfind("<tr data-verdict=", cause), 26, "<tr data-verdict=\"unsafe\" "), 0);
+  EXPECT_EQ(count(page, "class=\"cause\""), 1u) << "records without a root cause keep today's display";
+  EXPECT_EQ(gauntlet::render_html_report(unsafe_records(), {}).find("class=\"cause\""), std::string::npos);
+}
+
+TEST(HtmlReport, StandardCheckMatrixAndFlaggedKernelsFirst) {
+  const json summary = gauntlet::report_summary(checked_records());
+  EXPECT_EQ(summary["standard_check"]["accept"], json({{"pass", 0}, {"unsafe", 1}, {"fail", 0}}));
+  EXPECT_EQ(summary["standard_check"]["reject"], json({{"pass", 1}, {"unsafe", 0}, {"fail", 1}}));
+  EXPECT_EQ(summary["standard_check"]["not_run"], 1) << "the harness-error kernel has none";
+  const std::string page = gauntlet::render_html_report(checked_records(), {});
+  EXPECT_NE(page.find("<h2>Standard check against gauntlet</h2>"), std::string::npos);
+  for (const auto& [cell, n] : std::vector<std::pair<std::string, int>>{
+           {"accept-pass", 0}, {"accept-unsafe", 1}, {"accept-fail", 0}, {"reject-unsafe", 0}, {"reject-fail", 1}})
+    EXPECT_NE(page.find("<td data-cell=\"" + cell + "\">" + std::to_string(n) + "</td>"), std::string::npos) << cell;
+  EXPECT_NE(page.find("<td class=\"flagged\" data-cell=\"reject-pass\">1</td>"), std::string::npos);
+  EXPECT_NE(page.find("1 without one"), std::string::npos);
+  // The flagged kernel leads the table, tagged; the others follow in record order.
+  const size_t first_row = page.find("<tr data-verdict=");
+  const std::string flagged_row = "<tr data-verdict=\"pass\" data-op=\"gelu\">";
+  EXPECT_EQ(page.compare(first_row, flagged_row.size(), flagged_row), 0) << page.substr(first_row, 60);
+  EXPECT_EQ(count(page, "<span class=\"flag\""), 1u);
+  EXPECT_LT(page.find("<span class=\"flag\""), page.find("<tr data-verdict=", first_row + 1));
+  // Each row's standard check, its reason on hover; a dash for the kernel without one.
+  EXPECT_NE(page.find("<th>standard check</th>"), std::string::npos);
+  EXPECT_NE(page.find("<span class=\"check reject\" title=\"kbcheck: trial 2: output shape mismatch: expected [4], "
+                      "got [2, 2]\">reject</span>"),
+            std::string::npos);
+  EXPECT_EQ(count(page, "<span class=\"check "), 3u);
+  // Records without standard checks: no matrix, no column.
+  const std::string plain = gauntlet::render_html_report(unsafe_records(), {});
+  EXPECT_EQ(plain.find("Standard check against gauntlet"), std::string::npos);
+  EXPECT_EQ(plain.find("<th>standard check</th>"), std::string::npos);
+}

@@ -315,3 +315,42 @@ TEST(ResultsDb, ADatabaseFromBeforeEntryInfoStillOpens) {
   EXPECT_EQ(records[1]["entry_fields"], nlohmann::json({{"model", "m-7b"}, {"tag", "r2"}}));
   EXPECT_EQ(record_label(records[1]), "pairs.jsonl:3 (19_ReLU)");
 }
+
+// The standard check's verdict (standard_check.h) is stored the moment it is known, survives the
+// kernel's later writes, is read back with the record, and a merge keeps it whichever input has it.
+TEST(ResultsDb, StandardCheckIsKeptThroughKernelWritesAndMerges) {
+  TempDir t;
+  std::string error;
+  const nlohmann::json check = {{"verdict", "accept"}, {"reason", "5 trials"}, {"check", "kbcheck"}, {"seconds", 0.5}};
+  const nlohmann::json report = {{"verdict", "fail"}, {"op", "relu"}, {"kernel_hash", "a"}, {"seed", 1},
+                                 {"gates", nlohmann::json::array()}};
+  const std::string with = t.path + "/with.db", without = t.path + "/without.db", merged = t.path + "/merged.db";
+  {
+    auto db = ResultsDb::open(with, &error);
+    ASSERT_TRUE(db) << error;
+    ASSERT_TRUE(db->put_kernel(key("a"), {"a.json", "relu", "cpu", "", nullptr, ""}, &error)) << error;
+    ASSERT_TRUE(db->put_standard_check(key("a"), check, &error)) << error;
+    ASSERT_TRUE(db->put_kernel(key("a"), {"a.json", "relu", "cpu", "fail", report, ""}, &error)) << error;
+    EXPECT_EQ(db->kernel(key("a"), &error)->standard_check, check) << "the kernel's record did not overwrite it";
+    EXPECT_TRUE(db->kernel(key("a"), &error)->report.is_object());
+  }
+  auto records = read_kernel_reports(with, &error);
+  ASSERT_EQ(records.size(), 1u) << error;
+  EXPECT_EQ(records[0]["standard_check"], check);
+  {
+    // The same kernel complete without a check (an audit run with --no-standard-check).
+    auto db = ResultsDb::open(without, &error);
+    ASSERT_TRUE(db) << error;
+    ASSERT_TRUE(db->put_kernel(key("a"), {"a.json", "relu", "cpu", "fail", report, ""}, &error)) << error;
+    EXPECT_TRUE(db->kernel(key("a"), &error)->standard_check.is_null());
+    EXPECT_FALSE(read_kernel_reports(without, &error)[0].contains("standard_check"));
+  }
+  // Merged into a row that lacks it, or from an input that lacks it: either way it is kept.
+  ASSERT_TRUE(merge_databases({without, with}, merged, &error)) << error;
+  EXPECT_EQ(read_kernel_reports(merged, &error)[0]["standard_check"], check) << error;
+  ASSERT_TRUE(merge_databases({without}, merged, &error)) << error;
+  EXPECT_EQ(read_kernel_reports(merged, &error)[0]["standard_check"], check) << error;
+  const std::string other = t.path + "/other.db";
+  ASSERT_TRUE(merge_databases({with, without}, other, &error)) << error;
+  EXPECT_EQ(read_kernel_reports(other, &error)[0]["standard_check"], check) << error;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# What the standard check costs an audit: the CPU corpus audited with --jobs N with the check (the
+# default) and with --no-standard-check, alternating, and the check's own seconds as stored.
+# Figures go to docs/audit.md ("The standard check").
+# Usage: tools/bench/standard_check_bench.sh [build-dir] [rounds] [jobs] [timeout-seconds]
+# The build cache is warmed first (one untimed audit), so no timed run compiles anything.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=$(cd "${1:-build}" && pwd)
+rounds=${2:-2}
+jobs=${3:-2}
+timeout=${4:-10}
+export GAUNTLET_CACHE=${GAUNTLET_CACHE:-$build/kernel-cache}
+export GAUNTLET_WORKER=$build/gauntlet-worker
+work=$(mktemp -d /tmp/gauntlet-standard-bench-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
+mkdir "$work/corpus"
+for d in controls bugs hostile contracts; do ln -s "$PWD/corpus/$d" "$work/corpus/$d"; done
+# The Python modules when the worker's interpreter has torch (the launcher's: GAUNTLET_PYTHON, else /usr/bin/python3).
+if "${GAUNTLET_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null; then ln -s "$PWD/corpus/modules" "$work/corpus/modules"; fi
+echo "corpus: $(ls "$work/corpus" | tr '\n' ' ')($(find -L "$work/corpus" -name '*.json' | wc -l) manifests), --jobs $jobs, --timeout $timeout"
+
+audit() {  # audit DB [flags...] -> wall seconds
+  local db=$1 start end
+  shift
+  start=$(date +%s.%N)
+  "$build"/gauntlet audit "$work/corpus" --db "$db" --jobs "$jobs" --timeout "$timeout" --seed 1 \
+    --replay-dir "$work/replays" --work-dir "$work/w" --progress-every 600 "$@" >"$db.out" 2>"$db.err" || true
+  end=$(date +%s.%N)
+  awk "BEGIN {printf \"%.2f\", $end - $start}"
+}
+
+echo "== warming the build cache (untimed)"
+audit "$work/warm.db" >/dev/null
+with=() without=()
+for r in $(seq 1 "$rounds"); do
+  a=$(audit "$work/with$r.db")
+  b=$(audit "$work/without$r.db" --no-standard-check)
+  echo "round $r: with the standard check $a s, without $b s (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  with+=("$a") without+=("$b")
+done
+sum() { local s=0; for x in "$@"; do s=$(awk "BEGIN {print $s + $x}"); done; echo "$s"; }
+tw=$(sum "${with[@]}") tn=$(sum "${without[@]}")
+echo "wall, all rounds: with $tw s, without $tn s: $(awk "BEGIN {printf \"%+.1f%%\", ($tw / $tn - 1) * 100}")"
+python3 - "$work/with1.db" <<'EOF'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+checks = [json.loads(c) for (c,) in db.execute("SELECT standard_check FROM kernels WHERE standard_check IS NOT NULL")]
+gates = db.execute("SELECT coalesce(sum(seconds), 0) FROM gates").fetchone()[0]
+by = {}
+for c in checks:
+    k = by.setdefault(c["check"], [0, 0.0])
+    k[0] += 1
+    k[1] += c["seconds"]
+total = sum(c["seconds"] for c in checks)
+print("standard checks: %d kernels, %.2f s in all (%s); the gates' own seconds: %.1f s; checks/gates %.1f%%" % (
+    len(checks), total, ", ".join("%s %d, mean %.0f ms" % (k, n, 1000 * s / n) for k, (n, s) in sorted(by.items())),
+    gates, 100 * total / gates if gates else 0))
+verdicts = {}
+for c in checks:
+    verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
+print("standard check verdicts:", verdicts)
+EOF
+grep -A3 "^standard check against" "$work/with1.db.out" || true
