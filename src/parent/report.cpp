@@ -95,7 +95,8 @@ void print_report(const KernelReport& r, std::FILE* out) {
     }
   }
   // A failing kernel leads with its one root cause (root_cause.h), before the gates it fans out to.
-  if (!r.root_cause.is_null()) std::fprintf(out, "  cause: %s\n", root_cause_line(r.root_cause).c_str());
+  // (A kernel that did not build leads with its build error above, which is that cause.)
+  if (!r.root_cause.is_null() && r.build.ok) std::fprintf(out, "  cause: %s\n", root_cause_line(r.root_cause).c_str());
   std::fprintf(out, "  %-15s %-13s %-13s %7s  %s\n", "gate", "status", "category", "time", "message");
   int failed = 0, errors = 0, outside = 0;
   for (const GateVerdict& v : r.gates) {

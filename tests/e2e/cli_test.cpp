@@ -600,3 +600,25 @@ TEST(Cli, AnUnwritableJsonLeavesNoTemporaryFileBehind) {
   }
   EXPECT_EQ(db_scalar(dir + "/a.db", "SELECT count(*) FROM gates"), 1);
 }
+
+// A failing kernel leads with one cause line naming the smallest failing case's gate, scope and
+// diagnosis, and the gates the same cause fails; an unsafe one exits 1, or 0 with --allow-unsafe.
+TEST(Cli, AFailingKernelLeadsWithItsRootCauseAndUnsafeIsItsOwnVerdict) {
+  auto r = run_gauntlet({"verify", kCorpus + "/bugs/accuracy/gelu_tanh_approx.json", "--seed", "1", "--gates",
+                         "accuracy,special-values", "--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string head = r.out.substr(0, r.out.find("  gate "));
+  EXPECT_NE(head.find("  cause: in-contract, "), std::string::npos) << r.out;
+  EXPECT_NE(head.find("gelu-tanh: the output is GELU's tanh approximation"), std::string::npos) << r.out;
+  EXPECT_NE(head.find("(the same cause fails 2 gates: accuracy, special-values)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verdict: FAIL"), std::string::npos) << r.out;
+
+  auto u = run_gauntlet({"verify", kCorpus + "/contracts/matmul_square_unchecked.json", "--seed", "1", "--gates", "shapes"});
+  EXPECT_EQ(u.exit_code, 1) << u.out << u.err;
+  EXPECT_NE(u.out.find("  cause: out-of-contract, shapes"), std::string::npos) << u.out;
+  EXPECT_NE(u.out.find("FAIL(out)"), std::string::npos) << u.out;
+  EXPECT_NE(u.out.find("verdict: UNSAFE"), std::string::npos) << u.out;
+  auto allowed = run_gauntlet({"verify", kCorpus + "/contracts/matmul_square_unchecked.json", "--seed", "1", "--gates",
+                               "shapes", "--allow-unsafe", "--quiet"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+}
