@@ -22,28 +22,28 @@ for d in controls bugs hostile contracts; do ln -s "$PWD/corpus/$d" "$work/corpu
 if "${GAUNTLET_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null; then ln -s "$PWD/corpus/modules" "$work/corpus/modules"; fi
 echo "corpus: $(ls "$work/corpus" | tr '\n' ' ')($(find -L "$work/corpus" -name '*.json' | wc -l) manifests), --jobs $jobs, --timeout $timeout"
 
-audit() {  # audit DB [flags...] -> wall seconds
-  local db=$1 start end
+audit() {  # audit DB [flags...] -> "WALL CPU" seconds (CPU: user + system of the audit and every process it reaped)
+  local db=$1
   shift
-  start=$(date +%s.%N)
-  "$build"/gauntlet audit "$work/corpus" --db "$db" --jobs "$jobs" --timeout "$timeout" --seed 1 \
-    --replay-dir "$work/replays" --work-dir "$work/w" --progress-every 600 "$@" >"$db.out" 2>"$db.err" || true
-  end=$(date +%s.%N)
-  awk "BEGIN {printf \"%.2f\", $end - $start}"
+  /usr/bin/time -f "%e %U %S" -o "$db.time" "$build"/gauntlet audit "$work/corpus" --db "$db" --jobs "$jobs" \
+    --timeout "$timeout" --seed 1 --replay-dir "$work/replays" --work-dir "$work/w" --progress-every 600 "$@" \
+    >"$db.out" 2>"$db.err" || true
+  awk '{printf "%.2f %.2f\n", $1, $2 + $3}' "$db.time"
 }
 
-echo "== warming the build cache (untimed)"
-audit "$work/warm.db" >/dev/null
-with=() without=()
+if [ "${STANDARD_BENCH_WARM:-1}" = 1 ]; then  # STANDARD_BENCH_WARM=0: the caches are known to be warm
+  echo "== warming the build cache (untimed)"
+  audit "$work/warm.db" >/dev/null
+fi
+tw=0 tn=0 cw=0 cn=0
 for r in $(seq 1 "$rounds"); do
-  a=$(audit "$work/with$r.db")
-  b=$(audit "$work/without$r.db" --no-standard-check)
-  echo "round $r: with the standard check $a s, without $b s (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  with+=("$a") without+=("$b")
+  read -r aw ac < <(audit "$work/with$r.db")
+  read -r bw bc < <(audit "$work/without$r.db" --no-standard-check)
+  echo "round $r: with the standard check $aw s wall, $ac s CPU; without $bw s wall, $bc s CPU (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  tw=$(awk "BEGIN {print $tw + $aw}") tn=$(awk "BEGIN {print $tn + $bw}")
+  cw=$(awk "BEGIN {print $cw + $ac}") cn=$(awk "BEGIN {print $cn + $bc}")
 done
-sum() { local s=0; for x in "$@"; do s=$(awk "BEGIN {print $s + $x}"); done; echo "$s"; }
-tw=$(sum "${with[@]}") tn=$(sum "${without[@]}")
-echo "wall, all rounds: with $tw s, without $tn s: $(awk "BEGIN {printf \"%+.1f%%\", ($tw / $tn - 1) * 100}")"
+echo "all rounds: wall with $tw s, without $tn s ($(awk "BEGIN {printf \"%+.1f%%\", ($tw / $tn - 1) * 100}")); CPU with $cw s, without $cn s ($(awk "BEGIN {printf \"%+.1f%%\", ($cw / $cn - 1) * 100}"))"
 python3 - "$work/with1.db" <<'EOF'
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
