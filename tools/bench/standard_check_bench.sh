@@ -28,7 +28,7 @@ audit() {  # audit DB [flags...] -> "WALL CPU" seconds (CPU: user + system of th
   /usr/bin/time -f "%e %U %S" -o "$db.time" "$build"/gauntlet audit "$work/corpus" --db "$db" --jobs "$jobs" \
     --timeout "$timeout" --seed 1 --replay-dir "$work/replays" --work-dir "$work/w" --progress-every 600 "$@" \
     >"$db.out" 2>"$db.err" || true
-  awk '{printf "%.2f %.2f\n", $1, $2 + $3}' "$db.time"
+  awk '/^[0-9]/ {printf "%.2f %.2f\n", $1, $2 + $3}' "$db.time"  # after time's "Command exited with non-zero status" line
 }
 
 if [ "${STANDARD_BENCH_WARM:-1}" = 1 ]; then  # STANDARD_BENCH_WARM=0: the caches are known to be warm
