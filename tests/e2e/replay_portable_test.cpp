@@ -88,7 +88,9 @@ TEST(PortableReplay, JsonlModulePairReplaysAfterTheSourcesAndWorkDirAreDeleted) 
   auto r = run_gauntlet({"audit", dir + "/in/pairs.jsonl", "--db", dir + "/a.db", "--json", dir + "/a.json", "--work-dir",
                          dir + "/work", "--gates", "accuracy", "--seed", "1", "--replay-dir", dir + "/replays"});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_TRUE(contains(r.out, "pairs.jsonl:1 (my_rmsnorm): fail: accuracy fail (wrong-result)")) << r.out;
+  // The summary leads with the root cause (scope, gate, case), then the failing gates.
+  EXPECT_TRUE(contains(r.out, "pairs.jsonl:1 (my_rmsnorm): fail: in-contract, accuracy: case ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "gates: accuracy fail (wrong-result)")) << r.out;
   const nlohmann::json records = nlohmann::json::parse(read_file(dir + "/a.json"));
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["op"], "module");
