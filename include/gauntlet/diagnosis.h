@@ -1,6 +1,7 @@
 // Known wrong-output patterns named: when a kernel's wrong output is exactly what a familiar bug
 // gives (fmaxf dropping NaN, flush-to-zero, GELU's tanh form, softmax without its max, a view read
-// as contiguous storage), the failure says so instead of only "error 2e-4 > allowed".
+// as contiguous storage, a sum or dot product accumulated in the 16-bit input dtype), the failure
+// says so instead of only "error 2e-4 > allowed".
 #pragma once
 #include <ATen/ATen.h>
 
@@ -14,7 +15,8 @@
 namespace gauntlet {
 
 struct Diagnosis {
-  std::string name;  // stable id: nan-dropped, flush-to-zero, gelu-tanh, softmax-without-max, contiguous-read
+  std::string name;  // stable id: nan-dropped, flush-to-zero, gelu-tanh, softmax-without-max, contiguous-read,
+                     // half-accumulation
   std::string text;  // one line for people: what matched, with an example element
 };
 

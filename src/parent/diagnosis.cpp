@@ -2,6 +2,7 @@
 // would return, in plain float64 code, and matches it against the kernel's whole output.
 #include "gauntlet/diagnosis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -160,6 +161,210 @@ std::string nonconti_text(const Case& c) {
   return s;
 }
 
+// --- Accumulation in the input's 16-bit dtype ---------------------------------------------------
+//
+// A sum or dot product that keeps its running sum in float16/bfloat16 (a scalar_t or at::Half
+// accumulator, or float32 partials added into a 16-bit one) rounds that sum to the 16-bit dtype after
+// every add. The order of the adds differs between kernels, so no single simulation reproduces every
+// such kernel; the criterion (docs/diagnoses.md) names the failure only when
+//   (1) the kernel's output is beyond a float32 accumulator's bound on at least half of its
+//       elements (the failure is broad, not one wrong element), and
+//   (2) one simulated 16-bit accumulation order (sequential; sequential with each product rounded to
+//       the dtype first; float32 chunk partials combined in the dtype) reproduces every element to
+//       within kRunningSumUlps ulps at the running sum's magnitude, and that simulation is itself
+//       beyond the float32 bound and farther than that tolerance from the exact result on at least
+//       half the elements (so matching it says more than "near the exact result").
+// Orders outside that family (interleaved lanes, trees, reversed) are left undiagnosed.
+
+// What a float32 accumulator can return for an output of K terms of total magnitude scale = sum|t|:
+// at most K u32 scale from the exact sum in any order of the adds (the reduction schemas' hard
+// ceiling, u32 = 2^-24; the products' own roundings included), plus kFloat32Ulps ulps of the output
+// for its final rounding. Past it no float32 accumulation can be; on random data at large K a 16-bit
+// one often is not past it either (this worst case grows like K, 16-bit rounding noise like sqrt(K)),
+// and such outputs are left unnamed.
+constexpr double kFloat32Ulps = 2;
+// How close the kernel must be to a simulated 16-bit accumulation. A rounding tie decided the other
+// way (a float32 rather than an exact partial sum, a sum or product rounded through float first)
+// moves the running sum by one ulp of the 16-bit dtype at the magnitude it has then, and the later
+// adds keep that offset (both sums lie on the same grid): two such are allowed, at the running sum's
+// largest magnitude (and at least 2 ulps of the output itself, for a mean's division).
+constexpr double kRunningSumUlps = 2;
+// The two-level orders: float32 partial sums of C consecutive terms, C a power of two in this range
+// (split-K chunks, block and warp partials), combined in the 16-bit dtype; at least two chunks.
+constexpr int64_t kMinChunk = 32;
+constexpr int64_t kMaxChunk = 1024;
+// Larger cases (outputs x K terms) are not simulated: about a second of plain loops at this size. The
+// accumulation gate's cases hold 2^17-2^18 terms.
+constexpr int64_t kMaxSimulatedTerms = int64_t(1) << 24;
+
+// The terms each output element of a sum-like op adds up, in their order along K: sum and mean (x
+// along dim; a mean divides the sum by K), matmul and bmm (a_ik * b_kj, exact in double: a product of
+// two 16-bit values has at most 22 significant bits).
+struct ReductionTerms {
+  int64_t outputs = 0, K = 0;
+  bool products = false;
+  double divisor = 1;                          // mean: K
+  at::Tensor scale;                            // [outputs] float64: sum_k |t_k| / divisor
+  std::function<void(int64_t, double*)> fill;  // writes output i's K terms
+};
+
+// Nothing (not simulated) for other ops, malformed inputs, K = 0, or more than kMaxSimulatedTerms.
+std::optional<ReductionTerms> reduction_terms(const std::string& op, const Case& c, const std::vector<at::Tensor>& in) {
+  ReductionTerms r;
+  if (op == "sum" || op == "mean") {
+    if (in.size() != 1 || !in[0].defined() || in[0].dim() == 0) return std::nullopt;
+    auto it = c.attrs.find("dim");
+    int64_t dim = it != c.attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : -1;
+    if (dim < -in[0].dim() || dim >= in[0].dim()) return std::nullopt;
+    if (dim < 0) dim += in[0].dim();
+    r.K = in[0].size(dim);
+    if (r.K == 0 || in[0].numel() == 0 || in[0].numel() > kMaxSimulatedTerms) return std::nullopt;
+    const at::Tensor rows = in[0].to(at::kDouble).movedim(dim, -1).contiguous().reshape({-1, r.K});
+    r.outputs = rows.size(0);
+    r.divisor = op == "mean" ? double(r.K) : 1.0;
+    r.scale = rows.abs().sum(1) / r.divisor;
+    const int64_t K = r.K;
+    r.fill = [rows, K](int64_t i, double* t) { std::copy_n(rows.data_ptr<double>() + i * K, K, t); };
+    return r;
+  }
+  if (op == "matmul" || op == "bmm") {
+    const int64_t rank = op == "bmm" ? 3 : 2;
+    if (in.size() != 2 || !in[0].defined() || !in[1].defined() || in[0].dim() != rank || in[1].dim() != rank) return std::nullopt;
+    if (in[0].size(-1) != in[1].size(-2) || (rank == 3 && in[0].size(0) != in[1].size(0))) return std::nullopt;
+    if (in[0].numel() == 0 || in[1].numel() == 0 || in[0].numel() > kMaxSimulatedTerms / in[1].size(-1)) return std::nullopt;
+    const at::Tensor a = in[0].to(at::kDouble).reshape({-1, in[0].size(-2), in[0].size(-1)}).contiguous();
+    const at::Tensor b = in[1].to(at::kDouble).reshape({-1, in[1].size(-2), in[1].size(-1)});
+    const int64_t M = a.size(1), K = a.size(2), N = b.size(2);
+    const at::Tensor bt = b.transpose(1, 2).contiguous();  // [batch, N, K]
+    r.K = K;
+    r.outputs = a.size(0) * M * N;
+    r.products = true;
+    r.scale = at::matmul(a.abs(), b.abs()).reshape({-1});
+    r.fill = [a, bt, M, N, K](int64_t i, double* t) {
+      const int64_t batch = i / (M * N), row = i / N % M, col = i % N;
+      const double* pa = a.data_ptr<double>() + (batch * M + row) * K;
+      const double* pb = bt.data_ptr<double>() + (batch * N + col) * K;
+      for (int64_t k = 0; k < K; ++k) t[k] = pa[k] * pb[k];
+    };
+    return r;
+  }
+  return std::nullopt;
+}
+
+// One 16-bit accumulation order: a running sum in `dt` of the terms one at a time (chunk 1;
+// `round_terms`: each term rounded to dt first, as scalar_t arithmetic rounds a product), or of the
+// float32 partial sums of `chunk` consecutive terms.
+struct HalfOrder {
+  int64_t chunk = 1;
+  bool round_terms = false;
+  bool alive = true;      // every element so far reproduced
+  int64_t distinct = 0;   // elements where this order is beyond float32 and beyond the tolerance
+  double example = NAN;   // its value at the example element
+};
+
+// The order's result for terms t[0..K), and the largest magnitude its running sum took.
+double accumulate_in(DType dt, const double* t, int64_t K, const HalfOrder& o, double* largest) {
+  double sum = 0;
+  *largest = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += o.chunk) {
+    double add = 0;
+    if (o.chunk == 1) {
+      add = o.round_terms ? num::round_to(dt, t[k0]) : t[k0];
+    } else {
+      for (int64_t k = k0; k < std::min(K, k0 + o.chunk); ++k) add += t[k];
+      add = num::round_to(DType::Float32, add);
+    }
+    sum = num::round_to(dt, sum + add);
+    if (std::isfinite(sum)) *largest = std::max(*largest, std::fabs(sum));
+  }
+  return sum;
+}
+
+std::string order_text(const HalfOrder& o, const char* dt, int64_t K, bool products) {
+  const std::string terms = std::to_string(K) + (products ? " products" : " terms");
+  if (o.chunk == 1)
+    return std::string("a ") + dt + " running sum of its " + terms + " in order" +
+           (o.round_terms ? std::string(", each product rounded to ") + dt + " first (scalar_t arithmetic)" : "");
+  return std::string("float32 partial sums of ") + std::to_string(o.chunk) + " consecutive" + (products ? " products" : " terms") +
+         " (of " + std::to_string(K) + ") added up in a " + dt + " accumulator";
+}
+
+std::optional<Diagnosis> half_accumulation(const OpSchema& schema, const Case& c, const std::vector<at::Tensor>& inputs,
+                                           const at::Tensor& got, const at::Tensor& expected, const std::string& output) {
+  if (inputs.empty() || !inputs[0].defined()) return std::nullopt;
+  if (inputs[0].scalar_type() != at::kHalf && inputs[0].scalar_type() != at::kBFloat16) return std::nullopt;
+  const DType dt = dtype_of(inputs[0]);
+  if (got.sizes() != expected.sizes() || got.numel() == 0) return std::nullopt;
+  const std::optional<ReductionTerms> terms = reduction_terms(schema.oracle, c, inputs);
+  if (!terms || terms->outputs != got.numel()) return std::nullopt;
+  const int64_t n = terms->outputs, K = terms->K;
+  const at::Tensor g = got.to(at::kDouble).contiguous().reshape({-1});
+  const at::Tensor e = expected.to(at::kDouble).contiguous().reshape({-1});
+  const at::Tensor s = terms->scale.contiguous();
+  const double* gp = g.data_ptr<double>();
+  const double* ep = e.data_ptr<double>();
+  const double* sp = s.data_ptr<double>();
+  const double float32_term = double(K) * num::limits(DType::Float32).unit_roundoff;
+  // Whether v is beyond a float32 accumulator's bound at element i (whose exact result is finite in dt).
+  auto beyond = [&](int64_t i, double v) {
+    if (!std::isfinite(v)) return true;
+    return std::fabs(v - ep[i]) > kFloat32Ulps * num::ulp_at(dt, ep[i]) + float32_term * sp[i];
+  };
+  // (1) The kernel: beyond float32 on at least half of the elements whose exact result is finite.
+  int64_t finite = 0, kernel_beyond = 0, example = -1;
+  std::vector<char> counted(size_t(n), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(num::round_to(dt, ep[i]))) continue;
+    counted[size_t(i)] = 1;
+    ++finite;
+    if (beyond(i, gp[i])) {
+      ++kernel_beyond;
+      if (example < 0) example = i;
+    }
+  }
+  if (finite == 0 || 2 * kernel_beyond < finite) return std::nullopt;
+  // (2) A simulated 16-bit order that reproduces every element, and is itself beyond float32 and
+  // farther than its match tolerance from the exact result on at least half of them.
+  std::vector<HalfOrder> orders{{1, false}};
+  if (terms->products) orders.push_back({1, true});
+  for (int64_t chunk = kMinChunk; chunk <= kMaxChunk && 2 * chunk <= K; chunk *= 2) orders.push_back({chunk, false});
+  std::vector<double> t(static_cast<size_t>(K));
+  for (int64_t i = 0; i < n; ++i) {
+    terms->fill(i, t.data());
+    bool any = false;
+    for (HalfOrder& o : orders) {
+      if (!o.alive) continue;
+      double largest = 0;
+      double sim = accumulate_in(dt, t.data(), K, o, &largest);
+      if (terms->divisor != 1) sim = num::round_to(dt, sim / terms->divisor);
+      if (i == example) o.example = sim;
+      if (!std::isfinite(sim) || !std::isfinite(gp[i])) {
+        // An overflow (inf) or NaN is reproduced exactly, or not at all.
+        o.alive = std::isnan(sim) ? std::isnan(gp[i]) : sim == gp[i];
+      } else {
+        const double tol = kRunningSumUlps * std::max(num::ulp_at(dt, largest) / terms->divisor, num::ulp_at(dt, sim));
+        o.alive = std::fabs(gp[i] - sim) <= tol;
+        if (counted[size_t(i)] && beyond(i, sim) && std::fabs(sim - ep[i]) > tol) ++o.distinct;
+      }
+      if (o.alive && !std::isfinite(sim) && counted[size_t(i)]) ++o.distinct;
+      any = any || o.alive;
+    }
+    if (!any) return std::nullopt;
+  }
+  const char* dname = dtype_name(dt);
+  for (const HalfOrder& o : orders) {
+    if (!o.alive || 2 * o.distinct < finite) continue;
+    return Diagnosis{"half-accumulation",
+                     std::string("accumulated in ") + dname + ": every output is " + order_text(o, dname, K, terms->products) +
+                         (terms->divisor != 1 ? ", divided by " + std::to_string(K) : "") + " (to " + number(kRunningSumUlps) +
+                         " " + dname + " ulps at the running sum's magnitude), and " + std::to_string(kernel_beyond) + " of " +
+                         std::to_string(finite) + " are past any float32 accumulator's error bound (" + output +
+                         index_text(got.sizes(), example) + " = " + number(gp[example]) + " where the exact result is " +
+                         number(ep[example]) + " and that sum gives " + number(o.example) + ")"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Diagnosis> diagnose_wrong_output(const OpSchema& schema, const Case& c, const std::vector<at::Tensor>& inputs,
@@ -212,6 +417,8 @@ std::optional<Diagnosis> diagnose_wrong_output(const OpSchema& schema, const Cas
           }
       }
   }
+  if (n >= 1 && floating(got[0]) && expected[0].defined())
+    if (auto d = half_accumulation(schema, c, inputs, got[0], expected[0], output_name(0))) return d;
   return std::nullopt;
 }
 

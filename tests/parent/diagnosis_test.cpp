@@ -1,5 +1,6 @@
 // Tests of the named wrong-output patterns (src/parent/diagnosis.cpp): each pattern names the bug it
 // describes, and neither a right output nor a bug of another kind is given its name.
+#include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -122,4 +123,130 @@ TEST(Diagnosis, AReductionOverAViewReadAsContiguousIsNamed) {
   auto d = diagnose_wrong_output(s, c, {view}, {through}, {want});
   EXPECT_EQ(name_of(d), "contiguous-read");
   EXPECT_NE(d->text.find("empty_like"), std::string::npos) << d->text;
+}
+
+namespace {
+
+// What a matmul kernel with a scalar_t accumulator returns (`acc += a[i][k] * b[k][j]` in the
+// 16-bit type's own arithmetic: each product and each running sum rounded to it), or, with
+// `T = float`, a float32 accumulator rounded once to the inputs' dtype.
+template <typename T>
+at::Tensor matmul_accumulating_in(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor af = a.to(at::kFloat).contiguous(), bf = b.to(at::kFloat).contiguous();
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  at::Tensor out = at::empty({M, N}, at::kFloat);
+  const float* pa = af.data_ptr<float>();
+  const float* pb = bf.data_ptr<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      T acc = T(0);
+      for (int64_t k = 0; k < K; ++k) acc += T(pa[i * K + k]) * T(pb[k * N + j]);
+      out.data_ptr<float>()[i * N + j] = float(acc);
+    }
+  return out.to(a.scalar_type());
+}
+
+// sum(x, 0) of a [K, C] x with a scalar_t running sum per column.
+template <typename T>
+at::Tensor column_sums_accumulating_in(const at::Tensor& x) {
+  const at::Tensor xf = x.to(at::kFloat).contiguous();
+  const int64_t K = x.size(0), C = x.size(1);
+  at::Tensor out = at::empty({C}, at::kFloat);
+  for (int64_t j = 0; j < C; ++j) {
+    T acc = T(0);
+    for (int64_t k = 0; k < K; ++k) acc += T(xf.data_ptr<float>()[k * C + j]);
+    out.data_ptr<float>()[j] = float(acc);
+  }
+  return out.to(x.scalar_type());
+}
+
+// The accumulation gate's dot-product data: integers in [-7, 16] times integers in [0, 3], so a
+// float32 accumulator is exact and a float16 one rounds once its sums pass 2048.
+std::pair<at::Tensor, at::Tensor> integer_operands(int64_t M, int64_t K, int64_t N, at::ScalarType dtype) {
+  at::Generator gen = at::detail::createCPUGenerator(7);
+  return {at::randint(-7, 17, {M, K}, gen, at::kFloat).to(dtype), at::randint(0, 4, {K, N}, gen, at::kFloat).to(dtype)};
+}
+
+}  // namespace
+
+TEST(Diagnosis, HalfAccumulationInAMatmulIsNamed) {
+  const OpSchema s = load_test_schema("matmul");
+  const auto [a, b] = integer_operands(8, 2048, 8, at::kHalf);
+  const at::Tensor want = exact("matmul", {a, b});
+  const at::Tensor half_acc = matmul_accumulating_in<at::Half>(a, b);
+  auto d = diagnose_wrong_output(s, case_of({a, b}), {a, b}, {half_acc}, {want});
+  ASSERT_EQ(name_of(d), "half-accumulation");
+  EXPECT_NE(d->text.find("float16 running sum of its 2048 products in order"), std::string::npos) << d->text;
+  // bfloat16, random normal operands: the running sum stalls far sooner.
+  at::Generator gen = at::detail::createCPUGenerator(3);
+  const at::Tensor x = at::randn({8, 1024}, gen, at::kFloat).to(at::kBFloat16);
+  const at::Tensor w = at::randn({1024, 8}, gen, at::kFloat).to(at::kBFloat16);
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({x, w}), {x, w}, {matmul_accumulating_in<at::BFloat16>(x, w)},
+                                          {exact("matmul", {x, w})})),
+            "half-accumulation");
+}
+
+TEST(Diagnosis, HalfAccumulationInASumAlongDimZeroIsNamed) {
+  const OpSchema s = load_test_schema("sum");
+  at::Generator gen = at::detail::createCPUGenerator(11);
+  const at::Tensor x = at::randn({4096, 32}, gen, at::kFloat).to(at::kBFloat16);
+  const AttrMap attrs{{"dim", int64_t(0)}};
+  const at::Tensor want = exact("sum", {x}, attrs);
+  auto d = diagnose_wrong_output(s, case_of({x}, attrs), {x}, {column_sums_accumulating_in<at::BFloat16>(x)}, {want});
+  ASSERT_EQ(name_of(d), "half-accumulation");
+  EXPECT_NE(d->text.find("bfloat16 running sum of its 4096 terms in order"), std::string::npos) << d->text;
+  // A float32 accumulator, and the 16-bit sums of the columns in reverse order (another bug: each
+  // output is a different column's sum).
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({x}, attrs), {x}, {column_sums_accumulating_in<float>(x)}, {want})),
+            "(none)");
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({x}, attrs), {x},
+                                          {column_sums_accumulating_in<at::BFloat16>(x).flip(0)}, {want})),
+            "(none)");
+}
+
+// mean(x, -1) as a float16 running sum divided by K in float16 (c10::Half / int64_t).
+TEST(Diagnosis, HalfAccumulationInAMeanIsNamed) {
+  const OpSchema s = load_test_schema("mean");
+  at::Generator gen = at::detail::createCPUGenerator(5);
+  const at::Tensor x = at::randint(-7, 17, {32, 4096}, gen, at::kFloat).to(at::kHalf);
+  const AttrMap attrs{{"dim", int64_t(-1)}};
+  const at::Tensor want = exact("mean", {x}, attrs);
+  const at::Tensor xt = x.t().contiguous();  // [4096, 32]: rows summed as columns
+  const at::Tensor sums = column_sums_accumulating_in<at::Half>(xt).to(at::kFloat);
+  at::Tensor half_mean = at::empty({32}, at::kHalf);
+  for (int64_t i = 0; i < 32; ++i) half_mean[i] = float(at::Half(sums[i].item<float>()) / int64_t(4096));
+  auto d = diagnose_wrong_output(s, case_of({x}, attrs), {x}, {half_mean}, {want});
+  ASSERT_EQ(name_of(d), "half-accumulation");
+  EXPECT_NE(d->text.find("divided by 4096"), std::string::npos) << d->text;
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({x}, attrs), {x}, {want.to(at::kHalf)}, {want})), "(none)");
+}
+
+// A correct float32 accumulator, a single wrong element, gross errors (zeros, a row off by one, a
+// wrong index) and float32 inputs are not a 16-bit accumulation.
+TEST(Diagnosis, HalfAccumulationIsNotNamedForOtherOutputs) {
+  const OpSchema s = load_test_schema("matmul");
+  const auto [a, b] = integer_operands(8, 2048, 8, at::kHalf);
+  const Case c = case_of({a, b});
+  const at::Tensor want = exact("matmul", {a, b});
+  auto named = [&](const at::Tensor& got) { return name_of(diagnose_wrong_output(s, c, {a, b}, {got}, {want})); };
+  const at::Tensor right = matmul_accumulating_in<float>(a, b);
+  EXPECT_EQ(named(right), "(none)");
+  at::Tensor one_wrong = right.clone();
+  one_wrong[3][5] = one_wrong[3][5].item<float>() + 64;
+  EXPECT_EQ(named(one_wrong), "(none)");
+  EXPECT_EQ(named(at::zeros_like(right)), "(none)");
+  EXPECT_EQ(named(at::roll(right, 1, 0)), "(none)");  // every row one off
+  EXPECT_EQ(named(right.t().contiguous()), "(none)");  // [j][i]: a wrong index
+  // The 16-bit accumulation itself, but one row off or one element gross: wrong in another way too.
+  const at::Tensor half_acc = matmul_accumulating_in<at::Half>(a, b);
+  EXPECT_EQ(named(half_acc), "half-accumulation");
+  EXPECT_EQ(named(at::roll(half_acc, 1, 0)), "(none)");
+  at::Tensor half_acc_one_gross = half_acc.clone();
+  half_acc_one_gross[3][5] = half_acc_one_gross[3][5].item<float>() + 1024;
+  EXPECT_EQ(named(half_acc_one_gross), "(none)");
+  // float32 inputs with the float16 accumulator's very values: no 16-bit dtype to accumulate in.
+  const at::Tensor a32 = a.to(at::kFloat), b32 = b.to(at::kFloat);
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({a32, b32}), {a32, b32}, {half_acc.to(at::kFloat)},
+                                          {exact("matmul", {a32, b32})})),
+            "(none)");
 }
