@@ -3,6 +3,7 @@
 #include <chrono>
 #include <set>
 
+#include "gauntlet/case_cost.h"
 #include "gauntlet/contract_scope.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
@@ -154,6 +155,18 @@ bool within_budget(const OpSchema& schema, const Case& c, const Budget& b, std::
     if (f && *f > b.flops) return (*why = "the oracle's work is " + std::to_string(*f) + " flops", false);
   }
   return true;
+}
+
+// The budget that admits `c` and everything `b` admits: a contract of exact sizes larger than the
+// gate's caps (a KernelBench problem's get_inputs()) still runs its own shape.
+Budget raised_to(const OpSchema& schema, const Case& c, Budget b) {
+  for (const TensorRecipe& r : c.tensors) b.elements = std::max(b.elements, numel_of(r.shape));
+  for (int64_t n : output_numels(schema, c)) b.elements = std::max(b.elements, n);
+  if (!schema.flops.empty()) {
+    std::string error;
+    if (auto f = eval_expr(schema.flops, expr_vars(c), shape_map(c), &error)) b.flops = std::max(b.flops, *f);
+  }
+  return b;
 }
 
 }  // namespace shapes_gate
@@ -321,10 +334,15 @@ class ShapesGate : public Gate {
       if (v.status == Status::Pass && !vacuous) ++evidence;
     };
 
-    // 1. RapidCheck over combinations of held-out sizes (several dims at once), shrunk on failure.
-    const Budget combo = shapes_gate::combo_budget(ctx.budget);
+    // A contract of exact sizes (every dim fixed, as a KernelBench problem's get_inputs() fixes
+    // them) has one in-contract shape: the search runs it a few times (values and seeds vary) at
+    // whatever it costs, and the sizes around it are probed outside the contract (step 3).
+    floor_ = contract_floor(ctx);
+    const bool one_shape = every_dim_fixed(ctx);
+    const Budget combo = floor_.tensors.empty() ? shapes_gate::combo_budget(ctx.budget)
+                                                : shapes_gate::raised_to(ctx.schema, floor_, shapes_gate::combo_budget(ctx.budget));
     PropertyOutcome prop = run_property(
-        ctx, name(), 24 * ctx.budget, [&] { return pick(ctx, combo); },
+        ctx, name(), one_shape ? kMinCasesAtFloor : 24 * ctx.budget, [&] { return pick(ctx, combo); },
         [&](const Case& c) {
           if (c.tensors.empty()) return skipped();  // no valid case from these draws
           bool vacuous = false;
@@ -409,6 +427,42 @@ class ShapesGate : public Gate {
     return v;
   }
 
+  // The contract's smallest case (every dim at its lower limit), empty when none builds.
+  Case floor_;
+
+  static Case contract_floor(GateContext& ctx) {
+    std::map<std::string, int64_t> dims;
+    for (const auto& [d, dom] : ctx.schema.dims) dims[d] = std::max<int64_t>(ctx.space.limits_for(d).first, 1);
+    const size_t nalt = ctx.schema.inputs.empty() ? 1 : ctx.schema.inputs[0].shapes.size();
+    for (size_t a = 0; a < nalt; ++a) {
+      Spot spot;
+      spot.dims = dims;
+      spot.alt = a;
+      spot.dtype = ctx.space.dtypes().front();
+      for (const AttrSpec& at : ctx.schema.attributes)
+        spot.attrs[at.name] = attr_choices(at, ctx.manifest, rank_of(ctx.schema, at.dim_of, a)).front();
+      Case c;
+      std::string why;
+      if (make_case(ctx.space, spot, &c, &why)) return c;
+    }
+    return Case{};
+  }
+
+  // Whether the contract fixes every dim the schema's inputs use to one size.
+  static bool every_dim_fixed(GateContext& ctx) {
+    for (const auto& [d, dom] : ctx.schema.dims) {
+      const auto [lo, hi] = ctx.space.limits_for(d);
+      if (lo != hi) return false;
+    }
+    return true;
+  }
+
+  // The sweep's budget: its usual caps, raised to the contract's smallest case.
+  Budget sweep_caps(GateContext& ctx) const {
+    const Budget b = shapes_gate::sweep_budget(ctx.budget);
+    return floor_.tensors.empty() ? b : shapes_gate::raised_to(ctx.schema, floor_, b);
+  }
+
   // A case from RapidCheck draws: shape alternative, one candidate per dim, dtype, attributes.
   Case pick(GateContext& ctx, const Budget& budget) {
     const OpSchema& s = ctx.schema;
@@ -441,7 +495,7 @@ class ShapesGate : public Gate {
   GateVerdict sweep(GateContext& ctx, SessionHolder& holder, int* cases, int* evidence,
                     std::vector<std::string>* over_budget) {
     const OpSchema& s = ctx.schema;
-    const Budget budget = shapes_gate::sweep_budget(ctx.budget);
+    const Budget budget = sweep_caps(ctx);
     const size_t nalt = s.inputs.empty() ? 1 : s.inputs[0].shapes.size();
     std::map<std::string, int64_t> base;
     for (const auto& [d, dom] : s.dims) {
@@ -449,7 +503,12 @@ class ShapesGate : public Gate {
       base[d] = std::clamp<int64_t>(3, std::max<int64_t>(lo, 1), std::max<int64_t>(hi, 1));
     }
     uint64_t k = 0;
+    bool swept_fixed = false;  // the dims fixed to one size all sweep the same case: run it once
     for (const auto& [d, dom] : s.dims) {
+      if (const auto [lo, hi] = ctx.space.limits_for(d); lo == hi) {
+        if (swept_fixed) continue;
+        swept_fixed = true;
+      }
       // The alternatives whose shapes this dim changes (rank variants of the first input).
       std::vector<size_t> alts;
       for (size_t a = 0; a < nalt; ++a) {
@@ -658,7 +717,7 @@ class ShapesGate : public Gate {
   std::vector<Case> outside_cases(GateContext& ctx, std::vector<std::string>* untested) {
     std::vector<Case> out;
     const OpSchema& s = ctx.schema;
-    const Budget budget = shapes_gate::sweep_budget(ctx.budget);
+    const Budget budget = sweep_caps(ctx);
     const size_t nalt = s.inputs.empty() ? 1 : s.inputs[0].shapes.size();
     uint64_t k = 0;
     for (const auto& [d, dom] : s.dims) {
@@ -697,7 +756,17 @@ class ShapesGate : public Gate {
           if (!within_budget(s, c, budget, &why)) {
             for (auto& [o, v] : spot.dims)
               if (!tied(ctx.space, o, d)) v = std::max<int64_t>(ctx.space.limits_for(o).first, 1);
-            if (!make_case(ctx.space, spot, &c, &why) || !within_budget(s, c, budget, &why)) continue;
+            if (!make_case(ctx.space, spot, &c, &why)) continue;
+            if (!within_budget(s, c, budget, &why)) {
+              // Past a fixed size the others need not keep theirs: small (the probe is outside the
+              // contract already; it asks only whether this dim past its limit is refused or right).
+              for (auto& [o, v] : spot.dims)
+                if (!tied(ctx.space, o, d)) v = std::max<int64_t>(s.dims.at(o).zero_allowed ? 1 : s.dims.at(o).min, std::min<int64_t>(3, s.dims.at(o).max));
+              if (!ctx.space.build_beyond_contract(spot.dims, spot.alt, spot.attrs, spot.dtype, Distribution::Normal,
+                                                   spot.seed, &c, &why) ||
+                  !within_budget(s, c, budget, &why))
+                continue;
+            }
           }
           c.label = label_of(c);
           out.push_back(c);
@@ -735,6 +804,7 @@ class ShapesGate : public Gate {
   void contract_probes(GateContext& ctx, std::vector<Case>* out) {
     const OpSchema& s = ctx.schema;
     const KernelManifest& m = ctx.manifest;
+    fixed_size_probes(ctx, out);
     if (m.ranks.empty() && m.equal_dims.empty()) return;
     std::map<std::string, int64_t> base;
     for (const auto& [d, dom] : s.dims) {
@@ -775,6 +845,79 @@ class ShapesGate : public Gate {
             add(dims, alt);
             if (out->size() > before) break;
           }
+        }
+  }
+
+  // Probes of a contract that fixes dims to one size each (a KernelBench problem's get_inputs()):
+  // sizes the schema's domain holds and the contract does not. All fixed dims small at once (3, the
+  // smallest odd size past 1), then each fixed dim alone at 1, at a small odd tile hazard (33) and
+  // at one below its size, the others at the contract's sizes (small when that is over the budget).
+  // A kernel that hard-codes its problem's sizes, or drops their tails, is answered here: it must
+  // refuse these or be right (else unsafe), never fail for them.
+  void fixed_size_probes(GateContext& ctx, std::vector<Case>* out) {
+    const OpSchema& s = ctx.schema;
+    std::map<std::string, int64_t> fixed;
+    for (const auto& [d, dom] : s.dims) {
+      auto lim = ctx.manifest.shapes.find(d);
+      if (lim != ctx.manifest.shapes.end() && lim->second.min && lim->second.max && *lim->second.min == *lim->second.max &&
+          (dom.max > *lim->second.max || std::max<int64_t>(dom.min, 1) < *lim->second.min))
+        fixed[d] = *lim->second.min;
+    }
+    if (fixed.empty()) return;
+    const Budget budget = sweep_caps(ctx);
+    const size_t nalt = s.inputs.empty() ? 1 : s.inputs[0].shapes.size();
+    auto in_domain = [&](const std::string& d, int64_t v) {
+      const DimDomain& dom = s.dims.at(d);
+      return v >= std::max<int64_t>(dom.min, 1) && v <= dom.max;
+    };
+    auto small = [&](const std::string& d) {
+      const DimDomain& dom = s.dims.at(d);
+      return std::clamp<int64_t>(3, std::max<int64_t>(dom.min, 1), std::max<int64_t>(dom.max, 1));
+    };
+    uint64_t k = 0;
+    // Dims the contract ties move together, so a probe of one stays equal-dimmed.
+    auto set_group = [&](std::map<std::string, int64_t>& dims, const std::string& d, int64_t v) {
+      dims[d] = v;
+      for (const auto& group : ctx.manifest.equal_dims)
+        if (std::find(group.begin(), group.end(), d) != group.end())
+          for (const std::string& o : group)
+            if (dims.count(o)) dims[o] = v;
+    };
+    auto add = [&](std::map<std::string, int64_t> dims, const std::string& moved) {
+      for (int pass = 0; pass < 2; ++pass) {
+        if (pass == 1)  // over the budget: every other fixed dim small
+          for (auto& [o, v] : dims)
+            if (o != moved && fixed.count(o) && !tied(ctx.space, o, moved)) v = small(o);
+        for (size_t alt = 0; alt < nalt; ++alt) {
+          AttrMap attrs;
+          for (const AttrSpec& a : s.attributes) attrs[a.name] = attr_choices(a, ctx.manifest, rank_of(s, a.dim_of, alt)).front();
+          const DType dtype = ctx.space.dtypes()[k % ctx.space.dtypes().size()];
+          Case c;
+          std::string why;
+          if (!ctx.space.build_beyond_contract(dims, alt, attrs, dtype, Distribution::Normal,
+                                               ctx.case_seed(name(), 0xF1CED0 + k++), &c, &why))
+            continue;
+          if (outside_contract_reason(ctx.manifest, c).empty()) return;  // the moved dim is not one of this alternative's
+          if (!within_budget(s, c, budget, &why)) break;
+          for (const Case& o : *out)
+            if (shape_map(o) == shape_map(c)) return;
+          c.label = label_of(c);
+          out->push_back(c);
+          return;
+        }
+      }
+    };
+    std::map<std::string, int64_t> base;
+    for (const auto& [d, dom] : s.dims) base[d] = fixed.count(d) ? fixed[d] : std::max<int64_t>(ctx.space.limits_for(d).first, 1);
+    std::map<std::string, int64_t> all_small = base;
+    for (const auto& [d, v] : fixed) all_small[d] = small(d);
+    add(all_small, "");
+    for (const auto& [d, v] : fixed)
+      for (int64_t size : {int64_t(1), int64_t(33), v - 1})
+        if (size != v && in_domain(d, size)) {
+          std::map<std::string, int64_t> dims = base;
+          set_group(dims, d, size);
+          add(dims, d);
         }
   }
 

@@ -28,6 +28,12 @@ struct KernelManifest {
   std::map<std::string, std::vector<int64_t>> ranks;  // input -> the ranks the kernel accepts
   std::vector<std::string> layouts;                   // the input layouts it accepts ("contiguous", ...)
   std::vector<std::vector<std::string>> equal_dims;   // groups of dims that are equal (square: M, K, N)
+  // A module's problem contract ("shapes": "get_inputs", and every module found as a KernelBench
+  // problem, kernelbench.h manifest_for): verify binds the contract's dims and dtype to get_inputs()'
+  // own (problem_contract.h) before the gates run. problem_inputs: the schema input each
+  // get_inputs() tensor is, in order (the problem map's; empty: the schema's inputs in order).
+  bool shapes_from_get_inputs = false;
+  std::vector<std::string> problem_inputs;
   std::string manifest_path;       // empty when built from flags
   // Fields a command-line flag gave or replaced ("op", "dtypes", "attrs", "attrs/dim"), so that a
   // message about one names the flag rather than the file (contract_check.h).

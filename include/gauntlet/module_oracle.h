@@ -93,6 +93,10 @@ class ModuleReference {
   // module cannot serve as its own oracle (no Model, no get_inputs, a failing reference).
   static std::unique_ptr<ModuleReference> start(const KernelManifest& manifest, const SandboxOptions& sandbox,
                                                 std::string* error);
+  // Only the description: the child loads the module, describes get_inputs() and Model, and exits
+  // (a mapped module binds its contract to it, problem_contract.h). nullopt and *error (one line).
+  static std::optional<ModuleDescription> describe(const KernelManifest& manifest, const SandboxOptions& sandbox,
+                                                   std::string* error);
   ~ModuleReference();
   const ModuleDescription& description() const { return desc_; }
   const OpSchema& schema() const { return schema_; }

@@ -492,6 +492,9 @@ std::optional<KernelManifest> manifest_for(const ModuleEntry& e, std::string* er
     m.ranks[e.mapping->inputs[i]] = {int64_t(e.mapping->input_ranks[i])};
   m.equal_dims = e.mapping->equal_dims;
   m.layouts = {"contiguous"};
+  // And its get_inputs()' exact shapes and dtype, bound once the module is built (verify).
+  m.shapes_from_get_inputs = true;
+  m.problem_inputs = e.mapping->inputs;
   return m;
 }
 

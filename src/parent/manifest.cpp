@@ -115,8 +115,13 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
       m.attrs[it.key()] = v;
     }
   }
-  if (j.contains("shapes")) {
-    if (!j["shapes"].is_object()) return bad("shapes", "must be an object of dim: {min, max}");
+  if (j.contains("shapes") && j["shapes"] == "get_inputs") {
+    // A KernelBench-style module's problem contract: the exact shapes and dtype of its get_inputs().
+    if (!is_python_module(m)) return bad("shapes", "\"get_inputs\" (the problem's own shapes) needs a Python module with get_inputs()");
+    m.shapes_from_get_inputs = true;
+  } else if (j.contains("shapes")) {
+    if (!j["shapes"].is_object())
+      return bad("shapes", "must be an object of dim: {min, max}, or \"get_inputs\" (a module's problem shapes)");
     for (auto it = j["shapes"].begin(); it != j["shapes"].end(); ++it) {
       const auto& v = it.value();
       if (!v.is_object()) return bad("shapes/" + it.key(), "must be an object with min and/or max");

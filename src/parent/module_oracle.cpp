@@ -337,6 +337,19 @@ std::unique_ptr<ModuleReference> ModuleReference::start(const KernelManifest& ma
   return r;
 }
 
+std::optional<ModuleDescription> ModuleReference::describe(const KernelManifest& manifest,
+                                                          const SandboxOptions& sandbox, std::string* error) {
+  ModuleReference r;
+  r.manifest_ = manifest;
+  SandboxOptions opts = sandbox;
+  opts.timeout_seconds = std::max(600, sandbox.timeout_seconds * 10);
+  opts.use_zygote = false;
+  r.launcher_ = std::make_unique<Launcher>(opts);
+  r.launcher_->set_python_module(true);
+  if (!r.open(error)) return std::nullopt;
+  return parse_module_description(r.session_->signature(), error);
+}
+
 ModuleReference::~ModuleReference() {
   if (!id_.empty()) {
     std::lock_guard<std::mutex> lock(g_registry_mu);

@@ -22,6 +22,7 @@
 #include "gauntlet/interrupt.h"
 #include "gauntlet/module_build.h"
 #include "gauntlet/module_oracle.h"
+#include "gauntlet/problem_contract.h"
 #include "gauntlet/property.h"
 #include "gauntlet/version.h"
 
@@ -151,6 +152,24 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
     module_build = python_module_build(&manifest, launcher);
   }
   const bool unbuilt_module = module_build && !module_build->ok;
+  // A module found as a KernelBench problem is promised only its get_inputs(): its contract's dims
+  // and dtype become those (problem_contract.h), every other size lies outside it. When they cannot
+  // be bound (the reference does not run, the shapes do not fit the schema), the contract keeps the
+  // problem's ranks and equal dims, and the report says why.
+  std::optional<ProblemBinding> binding;
+  if (python && module_build && module_build->ok && manifest.op != kModuleOp && manifest.shapes_from_get_inputs) {
+    if (manifest.problem_inputs.empty())
+      for (const InputSpec& in : schema->inputs) manifest.problem_inputs.push_back(in.name);
+    std::string why;
+    auto desc = ModuleReference::describe(manifest, launcher.options(), &why);
+    binding = desc ? bind_problem_shapes(*schema, manifest, *desc) : ProblemBinding{};
+    if (!desc) binding->why_not = "its get_inputs() could not be described: " + why;
+    apply_problem_binding(*binding, &manifest);
+    if (options.progress)
+      std::fprintf(stderr, "gauntlet: contract: %s\n",
+                   binding->bound ? ("get_inputs()' own shapes, " + binding->text + " (other sizes lie outside it)").c_str()
+                                  : ("the problem's ranks only; " + binding->why_not).c_str());
+  }
   std::unique_ptr<ModuleReference> module_ref;  // "op": "module": the module's own Model is the oracle
   if (manifest.op == kModuleOp && unbuilt_module) {
     schema = OpSchema{};  // nothing runs: every gate is the build's verdict
@@ -371,6 +390,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   }
   if (python) report.environment["module"] = {{"kind", "python"}, {"worker", "python/gauntlet_pyworker.py"}, {"entry", manifest.entry}};
   if (module_ref) report.environment["module"]["oracle"] = module_oracle_json(*module_ref);
+  if (binding) report.environment["contract"] = problem_binding_json(*binding);
   if (!report.build.ok || report.build.cache_hit || report.build.seconds > 0)
     report.environment["build"] = {{"cache_hit", report.build.cache_hit}, {"seconds", report.build.seconds},
                                    {"prelude", report.build.prelude}};

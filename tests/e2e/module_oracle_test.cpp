@@ -63,6 +63,39 @@ TEST(ModuleOracle, KernelBenchNameMapsToItsSchema) {
   EXPECT_FALSE(r.report["environment"]["module"].contains("oracle"));
 }
 
+// A mapped KernelBench problem's contract is its get_inputs()' exact shapes: a solution exact there
+// and wrong past them (the tail a float4 loop leaves) is unsafe, with the shapes gate failing outside
+// the contract, while every in-contract gate runs at the problem's own [16, 1024].
+TEST(ModuleOracle, AKernelBenchProblemsContractIsItsGetInputsShapes) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir() + "/level1";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  write_file(dir + "/19_ReLU.py",
+             "import torch\nimport torch.nn as nn\n"
+             "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+             "        y = torch.where(x < 0, torch.zeros_like(x), x)\n"
+             "        y[..., (x.shape[-1] // 4) * 4:] = 0\n        return y\n"
+             "def get_inputs():\n    return [torch.randn(16, 1024)]\n"
+             "def get_init_inputs():\n    return []\n");
+  const Verified r = verify_report({dir + "/19_ReLU.py", "--gates", "accuracy,shapes"});
+  ASSERT_TRUE(r.report.is_object()) << r.log;
+  EXPECT_EQ(r.exit_code, 1) << r.report.dump(1);
+  EXPECT_EQ(r.report["verdict"], "unsafe") << r.report.dump(1);
+  const nlohmann::json contract = r.report["environment"]["contract"];
+  EXPECT_EQ(contract["bound"], true) << contract.dump();
+  EXPECT_EQ(contract["dims"], nlohmann::json({{"M", 16}, {"N", 1024}})) << contract.dump();
+  EXPECT_EQ(report_gate(r.report, "accuracy")["status"], "pass");
+  EXPECT_EQ(report_gate(r.report, "accuracy")["scope"], "in-contract");
+  EXPECT_EQ(report_gate(r.report, "shapes")["status"], "fail");
+  EXPECT_EQ(report_gate(r.report, "shapes")["scope"], "out-of-contract");
+  // Its in-contract cases are the problem's own shape (the accuracy gate's deciding cases are
+  // not recorded on a pass; the failing shapes case is outside, one size past it).
+  const std::string label = report_gate(r.report, "shapes")["message"];
+  EXPECT_EQ(label.find("x=[16,1024]"), std::string::npos) << label;
+  EXPECT_EQ(contract["inputs"], "x [16, 1024] float32") << contract.dump();
+}
+
 // get_inputs() with a non-tensor value (KernelBench's 5_Matrix_scalar_multiplication returns
 // [A, s]): the value is the problem's, passed at its place in every call of the candidate and the
 // reference, never varied. A candidate that honours it passes every gate; one that truncates it to

@@ -1,0 +1,42 @@
+// A KernelBench problem's contract bound to its own get_inputs(): a mapped module is promised only
+// the shapes and dtype get_inputs() builds, so those become its contract's exact dims; every other
+// size is outside it (refused or right), never a failure of the problem's own case.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gauntlet/manifest.h"
+#include "gauntlet/schema.h"
+
+namespace gauntlet {
+
+struct ModuleDescription;
+
+struct ProblemBinding {
+  bool bound = false;
+  std::map<std::string, int64_t> dims;  // the schema dims get_inputs() fixes
+  std::map<std::string, int64_t> ranks; // the rank of each input get_inputs() builds
+  DType dtype = DType::Float32;         // the dtype of its floating tensors
+  std::string why_not;                  // when !bound: one line, why the contract keeps ranks only
+  // "x [16, 16384] float32" per input, for the report and the progress line.
+  std::string text;
+};
+
+// Matches get_inputs()' tensors (described by the reference child) to the schema inputs the map
+// names, in order (manifest.problem_inputs): each tensor's rank picks the input's shape alternative, each plain dim name in
+// it takes the tensor's size there. Not bound (why_not) when the tensors and the map disagree in
+// count, a dim would take two sizes, a size lies outside the schema's domain, or the case the
+// bound dims build does not have get_inputs()' shapes (a dim the schema derives by expression).
+ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest& manifest,
+                                   const ModuleDescription& description);
+
+// Writes a binding into the manifest's contract: each bound dim's limits become its size, each
+// input's ranks its get_inputs() rank, the dtypes the bound dtype. A manifest whose contract already narrows a dim keeps the narrower.
+void apply_problem_binding(const ProblemBinding& b, KernelManifest* m);
+
+// The report's environment.contract entry: what the contract holds and where it came from.
+nlohmann::json problem_binding_json(const ProblemBinding& b);
+
+}  // namespace gauntlet
