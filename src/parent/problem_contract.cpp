@@ -42,6 +42,7 @@ ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest&
   const std::vector<std::string>& problem_inputs = manifest.problem_inputs;
   ProblemBinding b;
   auto no = [&](const std::string& why) {
+    b.bound = false;
     b.why_not = why;
     b.dims.clear();
     b.ranks.clear();
@@ -107,7 +108,18 @@ ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest&
           last = "the bound dims build " + r.name + " " + shape_text(r.shape) + ", get_inputs() " +
                  shape_text(d.inputs[i].shape);
         }
-    if (same) return b;
+    if (!same) continue;
+    // The problem's own case must fit what the gates' oracle takes: past the schema's max_numel
+    // (newer KernelBench problems build billions of elements) the case is not run at all, and the
+    // contract keeps the problem's ranks and relations, as before binding.
+    for (const TensorRecipe& r : c.tensors) {
+      int64_t n = 1;
+      for (int64_t v : r.shape) n *= v;
+      if (schema.max_numel > 0 && n > schema.max_numel)
+        return no("get_inputs()' " + r.name + " has " + std::to_string(n) + " elements, over schema " + schema.name +
+                  "'s max_numel " + std::to_string(schema.max_numel));
+    }
+    return b;
   }
   b.bound = false;
   return no("get_inputs()' case cannot be built from schema " + schema.name + ": " + last);

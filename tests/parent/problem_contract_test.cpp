@@ -98,6 +98,12 @@ TEST(ProblemContract, ShapesThatDoNotFitAreNotBoundAndSayWhy) {
   const ProblemBinding big = bind_problem_shapes(relu, problem("relu", {"x"}), described({{1 << 20, 1 << 20}}));
   EXPECT_FALSE(big.bound);
   EXPECT_NE(big.why_not.find("outside schema relu's domain"), std::string::npos) << big.why_not;
+  // Inside every dim's domain but over the schema's element cap (KernelBench's newer 19_ReLU is
+  // 4096 x 393216): not bound.
+  ASSERT_GT(relu.max_numel, 0);
+  const ProblemBinding huge = bind_problem_shapes(relu, problem("relu", {"x"}), described({{4096, 393216}}));
+  EXPECT_FALSE(huge.bound);
+  EXPECT_NE(huge.why_not.find("over schema relu's max_numel"), std::string::npos) << huge.why_not;
   // Nothing bound leaves the manifest as it was.
   KernelManifest untouched = m;
   apply_problem_binding(clash, &untouched);
