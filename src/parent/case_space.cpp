@@ -56,6 +56,10 @@ std::pair<int64_t, int64_t> CaseSpace::limits_for(const std::string& dim) const 
     }
     auto lim = manifest_.shapes.find(d);
     if (lim != manifest_.shapes.end()) {
+      // An exact size is a problem's own (problem_contract.h), which may lie past the schema's
+      // domain: it wins. check_contract keeps a manifest's declared limits inside the domain.
+      if (lim->second.min && lim->second.max && *lim->second.min == *lim->second.max)
+        return {*lim->second.min, *lim->second.max};
       if (lim->second.min) lo = std::max(lo, *lim->second.min);
       if (lim->second.max) hi = std::min(hi, *lim->second.max);
     }
@@ -69,6 +73,7 @@ std::vector<int64_t> CaseSpace::sizes_for(const std::string& dim) const {
   int64_t lo = std::max<int64_t>(it->second.min, 1), hi = it->second.max;
   auto lim = manifest_.shapes.find(dim);
   if (lim != manifest_.shapes.end()) {
+    if (lim->second.min && lim->second.max && *lim->second.min == *lim->second.max) return {*lim->second.min};
     if (lim->second.min) lo = std::max(lo, *lim->second.min);
     if (lim->second.max) hi = std::min(hi, *lim->second.max);
   }

@@ -93,11 +93,12 @@ TEST(ProblemContract, ShapesThatDoNotFitAreNotBoundAndSayWhy) {
   const ProblemBinding count = bind_problem_shapes(s, m, described({{64, 256}}));
   EXPECT_FALSE(count.bound);
   EXPECT_NE(count.why_not.find("returns 1 tensors"), std::string::npos) << count.why_not;
-  // A size past the schema's domain.
-  const OpSchema relu = load_test_schema("relu");
-  const ProblemBinding big = bind_problem_shapes(relu, problem("relu", {"x"}), described({{1 << 20, 1 << 20}}));
+  // Past the schema's element cap in an explicitly shaped output (9_Tall_skinny: [16384, 16] x
+  // [16, 16384] makes a 16384 x 16384 output).
+  const ProblemBinding big = bind_problem_shapes(s, m, described({{16384, 16}, {16, 16384}}));
   EXPECT_FALSE(big.bound);
-  EXPECT_NE(big.why_not.find("outside schema relu's domain"), std::string::npos) << big.why_not;
+  EXPECT_NE(big.why_not.find("in output"), std::string::npos) << big.why_not;
+  const OpSchema relu = load_test_schema("relu");
   // Inside every dim's domain but over the schema's element cap (KernelBench's newer 19_ReLU is
   // 4096 x 393216): not bound.
   ASSERT_GT(relu.max_numel, 0);
@@ -109,6 +110,26 @@ TEST(ProblemContract, ShapesThatDoNotFitAreNotBoundAndSayWhy) {
   apply_problem_binding(clash, &untouched);
   EXPECT_TRUE(untouched.shapes.empty());
   EXPECT_TRUE(untouched.dtypes.empty());
+}
+
+// A size past the schema's dim domain but inside its element cap (6_Matmul_with_large_K: K =
+// 131072 where the matmul schema draws K up to 8192) binds, and the case space builds it.
+TEST(ProblemContract, ASizePastTheSchemasDomainBindsAndBuilds) {
+  const OpSchema s = load_test_schema("matmul");
+  KernelManifest m = problem("matmul", {"a", "b"});
+  const int64_t K = 131072;
+  ASSERT_GT(K, s.dims.at("K").max);
+  const ProblemBinding b = bind_problem_shapes(s, m, described({{256, K}, {K, 256}}));
+  ASSERT_TRUE(b.bound) << b.why_not;
+  apply_problem_binding(b, &m);
+  CaseSpace space(s, m);
+  EXPECT_EQ(space.limits_for("K"), (std::pair<int64_t, int64_t>{K, K}));
+  EXPECT_EQ(space.sizes_for("K"), std::vector<int64_t>{K});
+  Case c;
+  std::string why;
+  ASSERT_TRUE(space.typical_case(0, DType::Float32, Distribution::Normal, 1, &c, &why)) << why;
+  EXPECT_EQ(c.tensors[0].shape, (std::vector<int64_t>{256, K}));
+  EXPECT_EQ(outside_contract_reason(m, c), "");
 }
 
 TEST(ProblemContract, TheProblemsSizeWinsOverANarrowerMapLimit) {
