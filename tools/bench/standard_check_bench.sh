@@ -17,9 +17,13 @@ trap 'rm -rf "$work"' EXIT
 
 echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir "$work/corpus"
-for d in controls bugs hostile contracts; do ln -s "$PWD/corpus/$d" "$work/corpus/$d"; done
-# The Python modules when the worker's interpreter has torch (the launcher's: GAUNTLET_PYTHON, else /usr/bin/python3).
-if "${GAUNTLET_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null; then ln -s "$PWD/corpus/modules" "$work/corpus/modules"; fi
+# STANDARD_BENCH_DIRS: the corpus folders audited (default: the CPU corpus; modules only where the
+# worker's interpreter, GAUNTLET_PYTHON or /usr/bin/python3, has torch).
+dirs=${STANDARD_BENCH_DIRS:-controls bugs hostile contracts modules}
+for d in $dirs; do
+  if [ "$d" = modules ] && ! "${GAUNTLET_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null; then continue; fi
+  ln -s "$PWD/corpus/$d" "$work/corpus/$d"
+done
 echo "corpus: $(ls "$work/corpus" | tr '\n' ' ')($(find -L "$work/corpus" -name '*.json' | wc -l) manifests), --jobs $jobs, --timeout $timeout"
 
 audit() {  # audit DB [flags...] -> "WALL CPU" seconds (CPU: user + system of the audit and every process it reaped)
