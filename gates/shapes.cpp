@@ -239,6 +239,12 @@ void set_tied(const CaseSpace& space, std::map<std::string, int64_t>& dims, cons
         if (dims.count(o)) dims[o] = v;
 }
 
+// A small size of a dim's schema domain (3, the smallest odd size past 1, where the domain holds
+// it): the other dims of a probe that lies outside the contract already.
+int64_t small_size(const DimDomain& dom) {
+  return std::clamp<int64_t>(3, std::max<int64_t>(dom.min, 1), std::max<int64_t>(dom.max, 1));
+}
+
 bool tied(const CaseSpace& space, const std::string& a, const std::string& b) {
   if (a == b) return true;
   for (const auto& group : space.manifest().equal_dims)
@@ -430,20 +436,14 @@ class ShapesGate : public Gate {
   // The contract's smallest case (every dim at its lower limit), empty when none builds.
   Case floor_;
 
-  static Case contract_floor(GateContext& ctx) {
+  Case contract_floor(GateContext& ctx) const {
     std::map<std::string, int64_t> dims;
     for (const auto& [d, dom] : ctx.schema.dims) dims[d] = std::max<int64_t>(ctx.space.limits_for(d).first, 1);
     const size_t nalt = ctx.schema.inputs.empty() ? 1 : ctx.schema.inputs[0].shapes.size();
     for (size_t a = 0; a < nalt; ++a) {
-      Spot spot;
-      spot.dims = dims;
-      spot.alt = a;
-      spot.dtype = ctx.space.dtypes().front();
-      for (const AttrSpec& at : ctx.schema.attributes)
-        spot.attrs[at.name] = attr_choices(at, ctx.manifest, rank_of(ctx.schema, at.dim_of, a)).front();
       Case c;
       std::string why;
-      if (make_case(ctx.space, spot, &c, &why)) return c;
+      if (make_case(ctx.space, spot_for(ctx, dims, a, 0), &c, &why)) return c;  // first dtype and attribute choices
     }
     return Case{};
   }
@@ -761,7 +761,7 @@ class ShapesGate : public Gate {
               // Past a fixed size the others need not keep theirs: small (the probe is outside the
               // contract already; it asks only whether this dim past its limit is refused or right).
               for (auto& [o, v] : spot.dims)
-                if (!tied(ctx.space, o, d)) v = std::max<int64_t>(s.dims.at(o).zero_allowed ? 1 : s.dims.at(o).min, std::min<int64_t>(3, s.dims.at(o).max));
+                if (!tied(ctx.space, o, d)) v = small_size(s.dims.at(o));
               if (!ctx.space.build_beyond_contract(spot.dims, spot.alt, spot.attrs, spot.dtype, Distribution::Normal,
                                                    spot.seed, &c, &why) ||
                   !within_budget(s, c, budget, &why))
@@ -870,24 +870,12 @@ class ShapesGate : public Gate {
       const DimDomain& dom = s.dims.at(d);
       return v >= std::max<int64_t>(dom.min, 1) && v <= dom.max;
     };
-    auto small = [&](const std::string& d) {
-      const DimDomain& dom = s.dims.at(d);
-      return std::clamp<int64_t>(3, std::max<int64_t>(dom.min, 1), std::max<int64_t>(dom.max, 1));
-    };
     uint64_t k = 0;
-    // Dims the contract ties move together, so a probe of one stays equal-dimmed.
-    auto set_group = [&](std::map<std::string, int64_t>& dims, const std::string& d, int64_t v) {
-      dims[d] = v;
-      for (const auto& group : ctx.manifest.equal_dims)
-        if (std::find(group.begin(), group.end(), d) != group.end())
-          for (const std::string& o : group)
-            if (dims.count(o)) dims[o] = v;
-    };
     auto add = [&](std::map<std::string, int64_t> dims, const std::string& moved) {
       for (int pass = 0; pass < 2; ++pass) {
         if (pass == 1)  // over the budget: every other fixed dim small
           for (auto& [o, v] : dims)
-            if (o != moved && fixed.count(o) && !tied(ctx.space, o, moved)) v = small(o);
+            if (o != moved && fixed.count(o) && !tied(ctx.space, o, moved)) v = small_size(s.dims.at(o));
         for (size_t alt = 0; alt < nalt; ++alt) {
           AttrMap attrs;
           for (const AttrSpec& a : s.attributes) attrs[a.name] = attr_choices(a, ctx.manifest, rank_of(s, a.dim_of, alt)).front();
@@ -910,13 +898,13 @@ class ShapesGate : public Gate {
     std::map<std::string, int64_t> base;
     for (const auto& [d, dom] : s.dims) base[d] = fixed.count(d) ? fixed[d] : std::max<int64_t>(ctx.space.limits_for(d).first, 1);
     std::map<std::string, int64_t> all_small = base;
-    for (const auto& [d, v] : fixed) all_small[d] = small(d);
+    for (const auto& [d, v] : fixed) all_small[d] = small_size(s.dims.at(d));
     add(all_small, "");
     for (const auto& [d, v] : fixed)
       for (int64_t size : {int64_t(1), int64_t(33), v - 1})
         if (size != v && in_domain(d, size)) {
           std::map<std::string, int64_t> dims = base;
-          set_group(dims, d, size);
+          set_tied(ctx.space, dims, d, size);  // a probe of one tied dim stays equal-dimmed
           add(dims, d);
         }
   }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gauntlet/case.h"
 #include "gauntlet/schema.h"
@@ -15,6 +17,9 @@ namespace gauntlet {
 // Elements of every input and explicitly shaped output plus the schema's flop count: what one
 // kernel call costs in transfer and work, roughly (outputs shaped like an input are no larger).
 int64_t case_cost(const OpSchema& schema, const Case& c);
+// The element count of every input (by name) and every explicitly shaped output ("output NAME"),
+// the tensors case_cost counts.
+std::vector<std::pair<std::string, int64_t>> case_tensor_numels(const OpSchema& schema, const Case& c);
 
 // A case's integer variables for the schema's expressions: its dims, its int and bool attributes,
 // and elem_size (the first tensor's element size).

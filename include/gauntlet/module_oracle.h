@@ -106,6 +106,9 @@ class ModuleReference {
 
  private:
   ModuleReference() = default;
+  // Starts the child for `manifest` (its own launcher) and returns its description.
+  std::optional<ModuleDescription> launch(const KernelManifest& manifest, const SandboxOptions& sandbox,
+                                          std::string* error);
   bool open(std::string* error);
   KernelManifest manifest_;
   std::unique_ptr<Launcher> launcher_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gauntlet/manifest.h"
+#include "gauntlet/sandbox.h"
 #include "gauntlet/schema.h"
 
 namespace gauntlet {
@@ -35,6 +36,12 @@ ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest&
 // Writes a binding into the manifest's contract: each bound dim's limits become its size, each
 // input's ranks its get_inputs() rank, the dtypes the bound dtype. A manifest whose contract already narrows a dim keeps the narrower.
 void apply_problem_binding(const ProblemBinding& b, KernelManifest* m);
+
+// verify's step for a built module whose contract is its problem's (shapes_from_get_inputs): the
+// reference child describes get_inputs() once, the binding is made and written into *m (the schema's
+// inputs in order stand for problem_inputs when it is empty). Not bound, with why_not, when the
+// child cannot describe the module.
+ProblemBinding bind_problem_contract(const OpSchema& schema, KernelManifest* m, const SandboxOptions& sandbox);
 
 // The report's environment.contract entry: what the contract holds and where it came from.
 nlohmann::json problem_binding_json(const ProblemBinding& b);

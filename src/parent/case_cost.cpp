@@ -15,26 +15,36 @@ std::map<std::string, int64_t> case_int_vars(const Case& c) {
   return vars;
 }
 
-int64_t case_cost(const OpSchema& schema, const Case& c) {
-  int64_t cost = 0;
+std::vector<std::pair<std::string, int64_t>> case_tensor_numels(const OpSchema& schema, const Case& c) {
+  std::vector<std::pair<std::string, int64_t>> out;
   ShapeMap shapes;
   for (const TensorRecipe& r : c.tensors) {
     int64_t n = 1;
     for (int64_t s : r.shape) n *= s;
-    cost += n;
+    out.push_back({r.name, n});
     shapes[r.name] = r.shape;
   }
   std::string error;
   const auto vars = case_int_vars(c);
   for (const OutputSpec& o : schema.outputs) {
-    int64_t n = o.dims.empty() ? 0 : 1;
+    if (o.dims.empty()) continue;
+    int64_t n = 1;
     for (const std::string& e : o.dims) {
       auto v = eval_expr(e, vars, shapes, &error);
       n *= v ? std::max<int64_t>(*v, 0) : 0;
     }
-    cost += n;
+    out.push_back({"output " + o.name, n});
   }
-  if (auto f = eval_expr(schema.flops, vars, shapes, &error)) cost += *f;
+  return out;
+}
+
+int64_t case_cost(const OpSchema& schema, const Case& c) {
+  int64_t cost = 0;
+  for (const auto& [name, n] : case_tensor_numels(schema, c)) cost += n;
+  ShapeMap shapes;
+  for (const TensorRecipe& r : c.tensors) shapes[r.name] = r.shape;
+  std::string error;
+  if (auto f = eval_expr(schema.flops, case_int_vars(c), shapes, &error)) cost += *f;
   return cost;
 }
 

@@ -304,15 +304,7 @@ std::string module_skip_reason(const std::string& gate) {
 std::unique_ptr<ModuleReference> ModuleReference::start(const KernelManifest& manifest, const SandboxOptions& sandbox,
                                                         std::string* error) {
   std::unique_ptr<ModuleReference> r(new ModuleReference());
-  r->manifest_ = manifest;
-  SandboxOptions opts = sandbox;
-  // The child serves every gate of the verification: its deadline is not one gate's.
-  opts.timeout_seconds = std::max(600, sandbox.timeout_seconds * 10);
-  opts.use_zygote = false;
-  r->launcher_ = std::make_unique<Launcher>(opts);
-  r->launcher_->set_python_module(true);
-  if (!r->open(error)) return nullptr;
-  auto desc = parse_module_description(r->session_->signature(), error);
+  auto desc = r->launch(manifest, sandbox, error);
   if (!desc) return nullptr;
   r->desc_ = *desc;
   if (desc->inputs.empty()) return (*error = manifest.source + ": get_inputs() returns no tensors", nullptr);
@@ -340,14 +332,20 @@ std::unique_ptr<ModuleReference> ModuleReference::start(const KernelManifest& ma
 std::optional<ModuleDescription> ModuleReference::describe(const KernelManifest& manifest,
                                                           const SandboxOptions& sandbox, std::string* error) {
   ModuleReference r;
-  r.manifest_ = manifest;
+  return r.launch(manifest, sandbox, error);
+}
+
+std::optional<ModuleDescription> ModuleReference::launch(const KernelManifest& manifest, const SandboxOptions& sandbox,
+                                                        std::string* error) {
+  manifest_ = manifest;
   SandboxOptions opts = sandbox;
+  // The child serves every gate of the verification: its deadline is not one gate's.
   opts.timeout_seconds = std::max(600, sandbox.timeout_seconds * 10);
   opts.use_zygote = false;
-  r.launcher_ = std::make_unique<Launcher>(opts);
-  r.launcher_->set_python_module(true);
-  if (!r.open(error)) return std::nullopt;
-  return parse_module_description(r.session_->signature(), error);
+  launcher_ = std::make_unique<Launcher>(opts);
+  launcher_->set_python_module(true);
+  if (!open(error)) return std::nullopt;
+  return parse_module_description(session_->signature(), error);
 }
 
 ModuleReference::~ModuleReference() {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gauntlet/case.h"
+#include "gauntlet/case_cost.h"
 #include "gauntlet/module_oracle.h"
 
 namespace gauntlet {
@@ -115,29 +116,12 @@ ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest&
     // The problem's own case must fit what the gates' oracle takes: past the schema's max_numel
     // (newer KernelBench problems build billions of elements) the case is not run at all, and the
     // contract keeps the problem's ranks and relations, as before binding.
-    std::vector<std::pair<std::string, int64_t>> sizes;
-    for (const TensorRecipe& r : c.tensors) {
-      int64_t n = 1;
-      for (int64_t v : r.shape) n *= v;
-      sizes.push_back({r.name, n});
-    }
-    std::map<std::string, int64_t> vars = c.dims;
-    for (const auto& [k, v] : c.attrs)
-      if (std::holds_alternative<int64_t>(v)) vars[k] = std::get<int64_t>(v);
-    for (const OutputSpec& o : schema.outputs) {  // explicitly shaped outputs (matmul's [M, N])
-      int64_t n = 1;
-      std::string ignored;
-      for (const std::string& e : o.dims)
-        if (auto v = eval_expr(e, vars, &ignored)) n *= std::max<int64_t>(*v, 0);
-      if (!o.dims.empty()) sizes.push_back({"output " + o.name, n});
-    }
-    for (const auto& [name, n] : sizes)
+    for (const auto& [name, n] : case_tensor_numels(schema, c))
       if (schema.max_numel > 0 && n > schema.max_numel)
         return no("get_inputs()' case has " + std::to_string(n) + " elements in " + name + ", over schema " +
                   schema.name + "'s max_numel " + std::to_string(schema.max_numel));
     return b;
   }
-  b.bound = false;
   return no("get_inputs()' case cannot be built from schema " + schema.name + ": " + last);
 }
 
@@ -153,6 +137,17 @@ void apply_problem_binding(const ProblemBinding& b, KernelManifest* m) {
   }
   for (const auto& [input, rank] : b.ranks) m->ranks[input] = {rank};
   m->dtypes = {b.dtype};
+}
+
+ProblemBinding bind_problem_contract(const OpSchema& schema, KernelManifest* m, const SandboxOptions& sandbox) {
+  if (m->problem_inputs.empty())
+    for (const InputSpec& in : schema.inputs) m->problem_inputs.push_back(in.name);
+  std::string why;
+  const auto desc = ModuleReference::describe(*m, sandbox, &why);
+  ProblemBinding b = desc ? bind_problem_shapes(schema, *m, *desc) : ProblemBinding{};
+  if (!desc) b.why_not = "its get_inputs() could not be described: " + why;
+  apply_problem_binding(b, m);
+  return b;
 }
 
 nlohmann::json problem_binding_json(const ProblemBinding& b) {

@@ -158,13 +158,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   // problem's ranks and equal dims, and the report says why.
   std::optional<ProblemBinding> binding;
   if (python && module_build && module_build->ok && manifest.op != kModuleOp && manifest.shapes_from_get_inputs) {
-    if (manifest.problem_inputs.empty())
-      for (const InputSpec& in : schema->inputs) manifest.problem_inputs.push_back(in.name);
-    std::string why;
-    auto desc = ModuleReference::describe(manifest, launcher.options(), &why);
-    binding = desc ? bind_problem_shapes(*schema, manifest, *desc) : ProblemBinding{};
-    if (!desc) binding->why_not = "its get_inputs() could not be described: " + why;
-    apply_problem_binding(*binding, &manifest);
+    binding = bind_problem_contract(*schema, &manifest, launcher.options());
     if (options.progress)
       std::fprintf(stderr, "gauntlet: contract: %s\n",
                    binding->bound ? ("get_inputs()' own shapes, " + binding->text + " (other sizes lie outside it)").c_str()
