@@ -2,9 +2,10 @@
 // float with a compare-and-swap loop, in the order they finish. Each chunk is summed exactly (double,
 // TwoSum) and only the 8 float additions race, so every result is within a few ulps of the exact
 // sum, and on rows below 65536 terms it runs single-threaded and is bitwise reproducible: a
-// determinism gate of small, few cases never sees it. Each thread waits a few microseconds taken
-// from the clock before adding (the scheduling noise of a loaded machine, which on an idle 2-core
-// machine would otherwise let threads finish in creation order), so the order changes call to call.
+// determinism gate of small, few cases never sees it. Each thread waits before adding, by an amount
+// the call count rotates (the scheduling noise of a loaded machine, or of a GPU, made large enough
+// to show on an idle 2-core machine, where threads would otherwise finish in creation order), so
+// the order changes call to call.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -114,6 +115,8 @@ torch::Tensor forward(const torch::Tensor& x, int64_t dim) {
     // 8 threads over K on long rows; each adds its exact chunk sum into the shared float total
     // with a CAS loop as soon as it finishes: the order of those 8 roundings is the race.
     const int64_t workers = sp.K >= 65536 ? 8 : 1;
+    static std::atomic<int64_t> calls{0};
+    const int64_t call = calls.fetch_add(1);
     const size_t n_out = static_cast<size_t>(sp.outer * sp.inner);
     std::vector<std::atomic<float>> total(n_out);
     for (auto& t : total) t.store(0.0f);
@@ -126,8 +129,9 @@ torch::Tensor forward(const torch::Tensor& x, int64_t dim) {
           for (int64_t i = 0; i < sp.inner; ++i) part[p * sp.inner + i].add(static_cast<double>(row[i]));
         }
       if (workers > 1) {
-        const auto jitter = std::chrono::microseconds(
-            (std::chrono::steady_clock::now().time_since_epoch().count() / 1000 + w * 7) % 97);
+        // Whole steps of 300 us, rotated by the call count: the finishing order moves call to
+        // call by far more than a scheduler's noise, so the race shows on an idle machine too.
+        const auto jitter = std::chrono::microseconds(((w + call) % workers) * 300);
         std::this_thread::sleep_for(jitter);
       }
       for (int64_t p = 0; p < sp.outer; ++p)
