@@ -23,6 +23,9 @@ struct ProblemBinding {
   std::string why_not;                  // when !bound: one line, why the contract keeps ranks only
   // "x [16, 16384] float32" per input, for the report and the progress line.
   std::string text;
+  // How long the reference child took to describe get_inputs() (start, import, one call): the
+  // binding's whole cost per kernel, reported so audits can see it.
+  double describe_seconds = 0;
 };
 
 // Matches get_inputs()' tensors (described by the reference child) to the schema inputs the map

@@ -2,6 +2,7 @@
 #include "gauntlet/problem_contract.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "gauntlet/case.h"
 #include "gauntlet/case_cost.h"
@@ -143,15 +144,19 @@ ProblemBinding bind_problem_contract(const OpSchema& schema, KernelManifest* m, 
   if (m->problem_inputs.empty())
     for (const InputSpec& in : schema.inputs) m->problem_inputs.push_back(in.name);
   std::string why;
+  const auto started = std::chrono::steady_clock::now();
   const auto desc = ModuleReference::describe(*m, sandbox, &why);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ProblemBinding b = desc ? bind_problem_shapes(schema, *m, *desc) : ProblemBinding{};
+  b.describe_seconds = seconds;
   if (!desc) b.why_not = "its get_inputs() could not be described: " + why;
   apply_problem_binding(b, m);
   return b;
 }
 
 nlohmann::json problem_binding_json(const ProblemBinding& b) {
-  nlohmann::json j = {{"source", "the problem's get_inputs()"}, {"bound", b.bound}};
+  nlohmann::json j = {{"source", "the problem's get_inputs()"}, {"bound", b.bound},
+                      {"describe_seconds", b.describe_seconds}};
   if (b.bound) {
     j["dims"] = b.dims;
     j["inputs"] = b.text;

@@ -48,6 +48,8 @@ def main():
     not_verifiable = collections.Counter()
     gate_seconds = collections.defaultdict(float)
     time_parts = collections.defaultdict(float)  # evidence.time, summed over gates
+    contracts = collections.Counter()    # bound / why not (a problem's get_inputs() contract)
+    describe_seconds = []
     complete = 0
     this_run = this_run_verifiable = 0  # completed by this run (all of them without --before)
     for r in records:
@@ -56,6 +58,11 @@ def main():
         if r.get("complete") and (r.get("kernel_hash"), r.get("entry")) not in done_before:
             this_run += 1
             this_run_verifiable += not r.get("entry_error")
+        binding = (r.get("environment") or {}).get("contract")
+        if isinstance(binding, dict):
+            contracts["bound" if binding.get("bound") else "not bound: " + reason_head(binding.get("why_not", ""), 70)] += 1
+            if binding.get("describe_seconds") is not None:
+                describe_seconds.append(float(binding["describe_seconds"]))
         if r.get("entry_error"):
             not_verifiable[reason_head(r["entry_error"], 90)] += 1
         for g in r.get("gates", []):
@@ -86,6 +93,12 @@ def main():
     if time_parts:
         lines.append("where the gate seconds went (summed evidence.time; oracle and round trips overlap): " +
                      ", ".join("%s %.0f" % kv for kv in sorted(time_parts.items(), key=lambda kv: -kv[1])))
+    if contracts:
+        lines.append("problem contracts (get_inputs()): " + ", ".join("%s %d" % kv for kv in contracts.most_common()))
+    if describe_seconds:
+        d = sorted(describe_seconds)
+        lines.append("describing get_inputs() (one reference child per kernel): median %.1f s, max %.1f s, total %.0f s" %
+                     (d[len(d) // 2], d[-1], sum(d)))
     if a.wall > 0:
         lines.append("wall %.0f s: %d kernels completed by this run (%d verifiable), %.0f per hour (%.0f verifiable)" %
                      (a.wall, this_run, this_run_verifiable, this_run * 3600.0 / a.wall,
