@@ -26,6 +26,9 @@ struct ProblemBinding {
   // How long the reference child took to describe get_inputs() (start, import, one call): the
   // binding's whole cost per kernel, reported so audits can see it.
   double describe_seconds = 0;
+  // Whether the reference child described get_inputs() at all. When it did not, gauntlet does not
+  // know the contract, and no gate may judge the kernel against a guessed one: a harness error.
+  bool described = false;
 };
 
 // Matches get_inputs()' tensors (described by the reference child) to the schema inputs the map

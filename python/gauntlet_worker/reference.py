@@ -1,5 +1,6 @@
 # The module oracle's reference role (docs/modules.md, "Module oracle"), and Model's key operators.
 from . import state
+from .cpu_devices import cpu_devices
 from .cases import OpRecorder, as_outputs, exception_reply, first_line, new_reply
 from .loading import pick, with_constants
 
@@ -159,6 +160,10 @@ class Reference:
                            "candidate_note": self.candidate_note})
 
     def run(self, req):
+        with cpu_devices():  # a forward that allocates on "cuda" computes on the CPU here
+            return self._run(req)
+
+    def _run(self, req):
         rep = new_reply(req["case_id"])
         inputs = [a for a in req["args"] if isinstance(a, state.torch.Tensor)]
 

@@ -13,6 +13,7 @@ from .loading import (BUILD_PREFIX, REFERENCE_PREFIX, STANDARD_CHECK_PREFIX, loa
 from .messages import (decode_case, decode_load, decode_time, encode_case_reply, encode_load_reply, encode_peaks,
                        encode_time_reply, new_time_reply, on_device)
 from .poisons import poison_heap
+from .cpu_devices import cpu_devices
 from .reference import Reference
 from .sandbox import enter_sandbox
 from .standard_check import StandardCheck
@@ -167,12 +168,14 @@ def serve(policy):
     try:
         if load["entry"].startswith(REFERENCE_PREFIX):
             names = load["entry"][len(REFERENCE_PREFIX):].split(":")
-            refmod = load_source(ref[0], ref[1], "gauntlet_reference") if ref else None
-            mod = load_source(load["so_path"], source)
-            reference = Reference(mod, names[0] or "Model", names[1] if len(names) > 1 and names[1] else "ModelNew",
-                                  refmod)
-            model = None
-            signature = reference.describe()
+            # A CPU child: the module's CUDA placements land on the CPU here (cpu_devices.py).
+            with cpu_devices():
+                refmod = load_source(ref[0], ref[1], "gauntlet_reference") if ref else None
+                mod = load_source(load["so_path"], source)
+                reference = Reference(mod, names[0] or "Model", names[1] if len(names) > 1 and names[1] else "ModelNew",
+                                      refmod)
+                model = None
+                signature = reference.describe()
         elif standard:
             checker = StandardCheck(load["so_path"], source, load["entry"], ref)
             model = None

@@ -149,6 +149,7 @@ ProblemBinding bind_problem_contract(const OpSchema& schema, KernelManifest* m, 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ProblemBinding b = desc ? bind_problem_shapes(schema, *m, *desc) : ProblemBinding{};
   b.describe_seconds = seconds;
+  b.described = desc.has_value();
   if (!desc) b.why_not = "its get_inputs() could not be described: " + why;
   apply_problem_binding(b, m);
   return b;
@@ -156,7 +157,7 @@ ProblemBinding bind_problem_contract(const OpSchema& schema, KernelManifest* m, 
 
 nlohmann::json problem_binding_json(const ProblemBinding& b) {
   nlohmann::json j = {{"source", "the problem's get_inputs()"}, {"bound", b.bound},
-                      {"describe_seconds", b.describe_seconds}};
+                      {"described", b.described}, {"describe_seconds", b.describe_seconds}};
   if (b.bound) {
     j["dims"] = b.dims;
     j["inputs"] = b.text;

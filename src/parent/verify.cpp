@@ -153,16 +153,17 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   }
   const bool unbuilt_module = module_build && !module_build->ok;
   // A module found as a KernelBench problem is promised only its get_inputs(): its contract's dims
-  // and dtype become those (problem_contract.h), every other size lies outside it. When they cannot
-  // be bound (the reference does not run, the shapes do not fit the schema), the contract keeps the
-  // problem's ranks and equal dims, and the report says why.
+  // and dtype become those (problem_contract.h), every other size lies outside it. When the shapes
+  // do not fit the schema, the contract keeps the problem's ranks and equal dims, and the report says
+  // why; when the reference child cannot describe get_inputs() at all, every gate is a harness error.
   std::optional<ProblemBinding> binding;
   if (python && module_build && module_build->ok && manifest.op != kModuleOp && manifest.shapes_from_get_inputs) {
     binding = bind_problem_contract(*schema, &manifest, launcher.options());
     if (options.progress)
       std::fprintf(stderr, "gauntlet: contract: %s\n",
                    binding->bound ? ("get_inputs()' own shapes, " + binding->text + " (other sizes lie outside it)").c_str()
-                                  : ("the problem's ranks only; " + binding->why_not).c_str());
+                  : binding->described ? ("the problem's ranks only; " + binding->why_not).c_str()
+                                       : ("unknown, every gate a harness error; " + binding->why_not).c_str());
   }
   std::unique_ptr<ModuleReference> module_ref;  // "op": "module": the module's own Model is the oracle
   if (manifest.op == kModuleOp && unbuilt_module) {
@@ -203,6 +204,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   report.kernel_hash = report.build.source_hash.empty() ? sha256_file_hex(manifest.source) : report.build.source_hash;
 
   CaseSpace space(*schema, manifest);
+  const bool unknown_contract = binding && !binding->described;
   const GpuTurn::Totals turns_before = GpuTurn::process_totals();
   GateContext base{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
                    report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, "", {}, {}, {}};
@@ -236,7 +238,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
     v.name = name;
     // Another audit lane may take any gate not yet started (options.claim); a gate that needs no
     // slot (the kernel did not build) is claimed at once.
-    const bool runs = report.build.ok && !space.dtypes().empty();
+    const bool runs = report.build.ok && !space.dtypes().empty() && !unknown_contract;
     if (!runs && options.claim && !options.claim(name)) {
       taken[i] = 1;
       return;
@@ -247,6 +249,13 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
                    : report.build.timed_out   ? Category::Timeout
                                               : Category::BuildError;
       v.message = "the kernel did not build: " + report.build.error;
+    } else if (unknown_contract) {
+      // The contract is the problem's get_inputs(), which gauntlet could not read (the reference
+      // child failed, the problem's inputs outgrew the worker's limits): judging the kernel on
+      // any other contract could charge it with cases its problem never promised.
+      v.status = Status::HarnessError;
+      v.category = Category::HarnessError;
+      v.message = "gauntlet could not read the kernel's contract, its problem's get_inputs(): " + binding->why_not;
     } else if (space.dtypes().empty()) {
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;

@@ -96,6 +96,57 @@ TEST(ModuleOracle, AKernelBenchProblemsContractIsItsGetInputsShapes) {
   EXPECT_EQ(contract["inputs"], "x [16, 1024] float32") << contract.dump();
 }
 
+// Files written for CUDA build their inputs on the GPU (get_inputs() returning `.cuda()` tensors, a
+// Model allocating with device="cuda"). The reference child is a CPU process: there those
+// placements land on the CPU (python/gauntlet_worker/cpu_devices.py), so the problem's contract is
+// still read. On the H200 the same file failed with "cudaGetDeviceCount ... Error 304" and every
+// gate then judged the kernel on float16 and 1-element cases its problem never promised. When
+// get_inputs() cannot be described at all, no gate judges the kernel: each is a harness error.
+TEST(ModuleOracle, GetInputsOnCudaIsReadOnTheCpuAndAnUnreadableOneIsAHarnessError) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir() + "/level1";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  write_file(dir + "/19_ReLU.py",
+             "import torch\nimport torch.nn as nn\n"
+             "class Model(nn.Module):\n    def forward(self, x):\n"
+             "        return torch.maximum(x, torch.zeros(x.shape, dtype=x.dtype, device='cuda'))\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+             "def get_inputs():\n    return [torch.randn(16, 1024).cuda().to('cuda:0')]\n"
+             "def get_init_inputs():\n    return []\n");
+  // The file names CUDA, so it would be taken for a CUDA kernel; its manifest says it runs on the
+  // CPU here (a machine with no GPU), and its contract is its get_inputs().
+  const std::string manifest =
+      R"({"op": "relu", "source": "19_ReLU.py", "entry": "ModelNew", "device": "cpu", "shapes": "get_inputs"})";
+  write_file(dir + "/relu.json", manifest);
+  const Verified r = verify_report({dir + "/relu.json", "--gates", "contract,accuracy"});
+  ASSERT_TRUE(r.report.is_object()) << r.log;
+  const nlohmann::json contract = r.report["environment"]["contract"];
+  EXPECT_EQ(contract["bound"], true) << contract.dump();
+  EXPECT_EQ(contract["dims"], nlohmann::json({{"M", 16}, {"N", 1024}})) << contract.dump();
+  EXPECT_EQ(r.report["verdict"], "pass") << r.report.dump(1);
+  EXPECT_EQ(r.exit_code, 0) << r.log;
+
+  const std::string broken = temp_dir() + "/level1";
+  ASSERT_EQ(mkdir(broken.c_str(), 0755), 0);
+  write_file(broken + "/19_ReLU.py",
+             "import torch\nimport torch.nn as nn\n"
+             "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+             "def get_inputs():\n    raise RuntimeError('the problem file is broken')\n"
+             "def get_init_inputs():\n    return []\n");
+  write_file(broken + "/relu.json", manifest);
+  const Verified h = verify_report({broken + "/relu.json", "--gates", "contract,accuracy"});
+  ASSERT_TRUE(h.report.is_object()) << h.log;
+  EXPECT_EQ(h.report["environment"]["contract"]["described"], false) << h.report.dump(1);
+  for (const char* gate : {"contract", "accuracy"}) {
+    const nlohmann::json g = report_gate(h.report, gate);
+    EXPECT_EQ(g["status"], "harness-error") << g.dump();
+    EXPECT_NE(g["message"].get<std::string>().find("the problem file is broken"), std::string::npos) << g.dump();
+  }
+  EXPECT_NE(h.report["verdict"], "fail") << h.report.dump(1);
+  EXPECT_NE(h.exit_code, 0) << h.log;
+}
+
 // get_inputs() with a non-tensor value (KernelBench's 5_Matrix_scalar_multiplication returns
 // [A, s]): the value is the problem's, passed at its place in every call of the candidate and the
 // reference, never varied. A candidate that honours it passes every gate; one that truncates it to
