@@ -28,6 +28,14 @@ struct OracleResult {
 OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tensor>& inputs,
                         const AttrMap& attrs);
 
+// Calls whose inputs hold at least this many elements in all take turns with each other inside
+// run_oracle (each with every core): at a problem's own sizes they are seconds of float64 work.
+constexpr int64_t kHeavyOracleElements = int64_t(1) << 20;
+bool is_heavy_oracle_call(const std::vector<at::Tensor>& inputs);
+// How many heavy calls may run at once (cores / ATen's threads), and the most that ever have.
+int heavy_oracle_permits();
+int heavy_oracle_peak();
+
 // Every oracle id run_oracle knows, sorted.
 std::vector<std::string> oracle_ids();
 

@@ -3,8 +3,15 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "gauntlet/module_oracle.h"
 #include "oracle_internal.h"
@@ -141,8 +148,66 @@ std::string first_line(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// As many heavy calls at once as ATen's thread team fits in the machine's cores: one on the
+// H200's host (16 threads, 16 cores), two on a 2-core machine whose ATen runs one thread a call.
+class HeavyOracleTurn {
+ public:
+  HeavyOracleTurn() {
+    std::unique_lock<std::mutex> lock(mu());
+    cv().wait(lock, [] { return running() < permits(); });
+    ++running();
+    peak() = std::max(peak(), running());
+  }
+  ~HeavyOracleTurn() {
+    {
+      std::lock_guard<std::mutex> lock(mu());
+      --running();
+    }
+    cv().notify_one();
+  }
+  HeavyOracleTurn(const HeavyOracleTurn&) = delete;
+  HeavyOracleTurn& operator=(const HeavyOracleTurn&) = delete;
+
+  static int peak_seen() {
+    std::lock_guard<std::mutex> lock(mu());
+    return peak();
+  }
+  static int permits() {
+    static const int p = std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, at::get_num_threads()));
+    return p;
+  }
+
+ private:
+  static std::mutex& mu() { static std::mutex m; return m; }
+  static std::condition_variable& cv() { static std::condition_variable c; return c; }
+  static int& running() { static int n = 0; return n; }
+  static int& peak() { static int n = 0; return n; }
+};
+
+}  // namespace
+
+int heavy_oracle_permits() { return HeavyOracleTurn::permits(); }
+int heavy_oracle_peak() { return HeavyOracleTurn::peak_seen(); }
+
+bool is_heavy_oracle_call(const std::vector<at::Tensor>& inputs) {
+  int64_t elements = 0;
+  for (const at::Tensor& t : inputs)
+    if (t.defined()) elements += t.numel();
+  return elements >= kHeavyOracleElements;
+}
+
 OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tensor>& inputs,
                         const AttrMap& attrs) {
+  // A problem's own sizes make one float64 call seconds of every core (a 2048^3 matmul). Side by
+  // side from an audit's lanes and a kernel's gates, each with ATen's full thread team, such calls
+  // oversubscribed the CPU: on the H200's 16 cores, 8 lanes of 1_Square_matrix_multiplication_
+  // took about 10 s a case. Heavy calls take turns, each with every core (oracle_concurrency_bench);
+  // light ones, and a module's reference child (its own process), run as they come.
+  // HeavyOracleTurn lets as many in at once as ATen's threads fit in the cores.
+  std::optional<HeavyOracleTurn> turn;
+  if (!is_module_oracle_id(oracle_id) && is_heavy_oracle_call(inputs)) turn.emplace();
   OracleResult failed;
   const auto& table = oracle_table();
   const auto it = table.find(oracle_id);

@@ -1,15 +1,20 @@
 // Tests of the fp64 oracles against hand-worked values, NaN/Inf semantics, casting and refusals.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gauntlet/oracle.h"
 
 using gauntlet::AttrMap;
 using gauntlet::OracleResult;
+using gauntlet::heavy_oracle_peak;
+using gauntlet::heavy_oracle_permits;
+using gauntlet::is_heavy_oracle_call;
 using gauntlet::run_oracle;
 
 namespace {
@@ -393,4 +398,27 @@ TEST(Oracle, ExactOpsHaveNoScalesAndReductionsDo) {
 
 TEST(Oracle, BoolInputIsAnError) {
   expect_error("relu", {at::ones({2}, at::kBool)}, {}, "not a real number type");
+}
+
+// Heavy oracle calls (a problem's own sizes) take turns: never more at once than ATen's thread
+// team fits in the cores. Twice the permits' threads each make heavy calls; without the turns
+// they overlap past the permits (each call below takes tens of milliseconds).
+TEST(OracleTurns, HeavyCallsNeverRunPastThePermits) {
+  const at::Tensor a = at::randn({1024, 1024});  // 1M elements: heavy
+  const at::Tensor b = at::randn({1024, 16});
+  ASSERT_TRUE(is_heavy_oracle_call({a, b}));
+  ASSERT_FALSE(is_heavy_oracle_call({at::randn({512, 512}), at::randn({512, 16})}));
+  const int permits = heavy_oracle_permits();
+  ASSERT_GE(permits, 1);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 2 * permits + 2; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 3; ++i)
+        if (!run_oracle("matmul", {a, b}, {}).error.empty()) ++failures;
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GE(heavy_oracle_peak(), 1) << "the heavy calls went through the turns";
+  EXPECT_LE(heavy_oracle_peak(), permits);
 }

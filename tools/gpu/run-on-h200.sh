@@ -27,6 +27,8 @@
 #   GPU_BUILD_BENCH=1 first, before gauntlet's build: where a load_inline build's time goes
 #                     (tools/gpu/bench_module_build.py; BENCH_STEPS=light: torch's cold build,
 #                     then the light headers, the precompiled header and gauntlet's cold build)
+#   GPU_ORACLE_BENCH=1 the host's float64 oracle calls side by side, with and without turns
+#                     (tools/bench/oracle_concurrency_bench.cpp; ORACLE_BENCH_N, ORACLE_BENCH_K)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
@@ -90,6 +92,7 @@ export PKG_CONFIG_PATH="$DEPS/usr/lib/$LIBARCH/pkgconfig${PKG_CONFIG_PATH:+:$PKG
 tests=OFF
 targets=(gauntlet gauntlet-worker)
 if [ "${GPU_TESTS:-0}" = 1 ]; then tests=ON; targets+=(gauntlet_unit_tests); fi
+[ "${GPU_ORACLE_BENCH:-0}" = 1 ] && targets+=(gauntlet_oracle_bench)
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 stamp "configure"
@@ -126,6 +129,12 @@ if [ "$tests" = ON ]; then
     stdbuf -oL -eL "$BUILD_DIR"/tests/gauntlet_unit_tests --gtest_filter="$filter" >> "$OUT/tests.log" 2>&1 || rc=1
     grep -E '^\[  (PASSED|FAILED) |^\[  SKIPPED|tests? ran' "$OUT/tests.log" | tail -3 | tee -a "$OUT/steps.log"
   done
+fi
+
+if [ "${GPU_ORACLE_BENCH:-0}" = 1 ]; then
+  stamp "oracle concurrency bench"
+  "$BUILD_DIR"/gauntlet_oracle_bench "${ORACLE_BENCH_N:-2048}" "${ORACLE_BENCH_K:-8}" > "$OUT/oracle-bench.md" 2>&1
+  cat "$OUT/oracle-bench.md" | tee -a "$OUT/steps.log"
 fi
 
 # ---- 5. the CUDA corpus -------------------------------------------------------------------------
