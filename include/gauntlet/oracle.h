@@ -35,6 +35,10 @@ bool is_heavy_oracle_call(const std::vector<at::Tensor>& inputs);
 // How many heavy calls may run at once (cores / ATen's threads), and the most that ever have.
 int heavy_oracle_permits();
 int heavy_oracle_peak();
+// The threads each heavy call runs with (GAUNTLET_ORACLE_CALL_THREADS, else ATen's default); the
+// permits are the cores over them.
+int heavy_oracle_threads();
+void set_heavy_oracle_threads(int threads);
 
 // Every oracle id run_oracle knows, sorted.
 std::vector<std::string> oracle_ids();

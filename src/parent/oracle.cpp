@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -159,6 +160,10 @@ class HeavyOracleTurn {
     cv().wait(lock, [] { return running() < permits(); });
     ++running();
     peak() = std::max(peak(), running());
+    const int t = threads();
+    lock.unlock();
+    // The calling thread's team (OpenMP's thread count is per calling thread).
+    if (at::get_num_threads() != t) at::set_num_threads(t);
   }
   ~HeavyOracleTurn() {
     {
@@ -174,9 +179,20 @@ class HeavyOracleTurn {
     std::lock_guard<std::mutex> lock(mu());
     return peak();
   }
-  static int permits() {
-    static const int p = std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, at::get_num_threads()));
-    return p;
+  static int permits() { return std::max(1, cores() / threads()); }
+  static int cores() { return std::max(1, int(std::thread::hardware_concurrency())); }
+  // GAUNTLET_ORACLE_CALL_THREADS, else ATen's default team as the process started.
+  static int& threads() {
+    static int t = [] {
+      const char* env = std::getenv("GAUNTLET_ORACLE_CALL_THREADS");
+      const int n = env ? std::atoi(env) : 0;
+      return n > 0 ? n : std::max(1, at::get_num_threads());
+    }();
+    return t;
+  }
+  static void set_threads(int n) {
+    std::lock_guard<std::mutex> lock(mu());
+    threads() = std::max(1, n);
   }
 
  private:
@@ -189,6 +205,8 @@ class HeavyOracleTurn {
 }  // namespace
 
 int heavy_oracle_permits() { return HeavyOracleTurn::permits(); }
+int heavy_oracle_threads() { return HeavyOracleTurn::threads(); }
+void set_heavy_oracle_threads(int threads) { HeavyOracleTurn::set_threads(threads); }
 int heavy_oracle_peak() { return HeavyOracleTurn::peak_seen(); }
 
 bool is_heavy_oracle_call(const std::vector<at::Tensor>& inputs) {

@@ -7,9 +7,15 @@
 //   turns  K calls at once through run_oracle (heavy calls take turns, oracle.h);
 //   free   K calls at once of the same float64 work without turns (what run_oracle did before).
 // and prints each as the ratio of its wall time to K x floor (1.0: the CPU did K calls at the
-// floor's rate). Usage: gauntlet_oracle_bench [N=2048] [K=8]
+// floor's rate). Then, with B busy processes spinning beside it (what an audit's module builds do
+// to the CPU), the same K calls with each thread count T given (permits: cores / T).
+// Usage: gauntlet_oracle_bench [N=2048] [K=8] [B=0] [T...]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -70,5 +76,33 @@ int main(int argc, char** argv) {
   std::printf("| floor (one call alone) | %.2f | %.1f | - |\n", floor, flops / floor / 1e9);
   std::printf("| %d at once, turns (run_oracle) | %.2f | %.1f | %.2f |\n", k, turns, k * flops / turns / 1e9, turns / (k * floor));
   std::printf("| %d at once, no turns | %.2f | %.1f | %.2f |\n", k, free, k * flops / free / 1e9, free / (k * floor));
+  const int busy = argc > 3 ? std::atoi(argv[3]) : 0;
+  std::vector<int> team_sizes;
+  for (int i = 4; i < argc; ++i) team_sizes.push_back(std::max(1, std::atoi(argv[i])));
+  if (team_sizes.empty()) return 0;
+  std::vector<pid_t> burners;
+  for (int i = 0; i < busy; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      volatile unsigned long x = 0;
+      for (;;) x = x + 1;
+    }
+    if (pid > 0) burners.push_back(pid);
+  }
+  std::printf("\n# the same %d calls with %d busy processes beside them, by threads per call\n", k, busy);
+  std::printf("| threads per call | permits | wall s | GFLOP/s | wall / (K x floor) |\n|---|---|---|---|---|\n");
+  for (int t : team_sizes) {
+    gauntlet::set_heavy_oracle_threads(t);
+    const double wall = side_by_side(k, through_oracle);
+    std::printf("| %d | %d | %.2f | %.1f | %.2f |\n", t, gauntlet::heavy_oracle_permits(), wall, k * flops / wall / 1e9,
+                wall / (k * floor));
+    std::fflush(stdout);
+  }
+  gauntlet::set_heavy_oracle_threads(16);
+  const double free_busy = side_by_side(k, without_turns);
+  std::printf("| no turns (ATen's default) | - | %.2f | %.1f | %.2f |\n", free_busy, k * flops / free_busy / 1e9,
+              free_busy / (k * floor));
+  for (pid_t pid : burners) kill(pid, SIGKILL);
+  for (pid_t pid : burners) waitpid(pid, nullptr, 0);
   return 0;
 }

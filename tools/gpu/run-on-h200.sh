@@ -28,7 +28,8 @@
 #                     (tools/gpu/bench_module_build.py; BENCH_STEPS=light: torch's cold build,
 #                     then the light headers, the precompiled header and gauntlet's cold build)
 #   GPU_ORACLE_BENCH=1 the host's float64 oracle calls side by side, with and without turns
-#                     (tools/bench/oracle_concurrency_bench.cpp; ORACLE_BENCH_N, ORACLE_BENCH_K)
+#                     (tools/bench/oracle_concurrency_bench.cpp; ORACLE_BENCH_N, ORACLE_BENCH_K, and
+#                     ORACLE_BENCH_BUSY spinning processes beside ORACLE_BENCH_THREADS per call)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
@@ -133,7 +134,9 @@ fi
 
 if [ "${GPU_ORACLE_BENCH:-0}" = 1 ]; then
   stamp "oracle concurrency bench"
-  "$BUILD_DIR"/gauntlet_oracle_bench "${ORACLE_BENCH_N:-2048}" "${ORACLE_BENCH_K:-8}" > "$OUT/oracle-bench.md" 2>&1
+  # shellcheck disable=SC2086
+  env -u GAUNTLET_ORACLE_CALL_THREADS "$BUILD_DIR"/gauntlet_oracle_bench "${ORACLE_BENCH_N:-2048}" "${ORACLE_BENCH_K:-8}" \
+    "${ORACLE_BENCH_BUSY:-16}" ${ORACLE_BENCH_THREADS:-16 8 4 2} > "$OUT/oracle-bench.md" 2>&1
   cat "$OUT/oracle-bench.md" | tee -a "$OUT/steps.log"
 fi
 
