@@ -29,14 +29,14 @@ OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tens
                         const AttrMap& attrs);
 
 // Calls whose inputs hold at least this many elements in all take turns with each other inside
-// run_oracle (each with every core): at a problem's own sizes they are seconds of float64 work.
+// run_oracle (in small thread teams, heavy_oracle_threads): at a problem's own sizes they are seconds of float64 work.
 constexpr int64_t kHeavyOracleElements = int64_t(1) << 20;
 bool is_heavy_oracle_call(const std::vector<at::Tensor>& inputs);
 // How many heavy calls may run at once (cores / ATen's threads), and the most that ever have.
 int heavy_oracle_permits();
 int heavy_oracle_peak();
-// The threads each heavy call runs with (GAUNTLET_ORACLE_CALL_THREADS, else ATen's default); the
-// permits are the cores over them.
+// The threads each heavy call runs with (GAUNTLET_ORACLE_CALL_THREADS, else 2, or 1 where ATen
+// runs one); the permits are the cores over them.
 int heavy_oracle_threads();
 void set_heavy_oracle_threads(int threads);
 

@@ -151,8 +151,8 @@ std::string first_line(const std::string& s) {
 
 namespace {
 
-// As many heavy calls at once as ATen's thread team fits in the machine's cores: one on the
-// H200's host (16 threads, 16 cores), two on a 2-core machine whose ATen runs one thread a call.
+// As many heavy calls at once as their thread teams fit in the machine's cores: eight teams of two
+// on the H200's host (16 cores), two of one on a 2-core machine whose ATen runs one thread a call.
 class HeavyOracleTurn {
  public:
   HeavyOracleTurn() {
@@ -181,12 +181,16 @@ class HeavyOracleTurn {
   }
   static int permits() { return std::max(1, cores() / threads()); }
   static int cores() { return std::max(1, int(std::thread::hardware_concurrency())); }
-  // GAUNTLET_ORACLE_CALL_THREADS, else ATen's default team as the process started.
+  // GAUNTLET_ORACLE_CALL_THREADS, else teams of two (one where ATen runs one thread). Measured on
+  // the H200's 16 cores with 16 busy processes beside (an audit's module builds), 8 calls of a
+  // 2048^3 matmul oracle: 16 threads a call 28 GFLOP/s, 8: 20, 4: 20, 2 (8 at once): 343; in an
+  // audit of the leaderboard, 8 s a case with 16 or 4 threads, 0.4-0.7 s with 2 (docs/gpu.md).
+  // A large team waits at every barrier for its slowest thread, which a busy CPU deschedules.
   static int& threads() {
     static int t = [] {
       const char* env = std::getenv("GAUNTLET_ORACLE_CALL_THREADS");
       const int n = env ? std::atoi(env) : 0;
-      return n > 0 ? n : std::max(1, at::get_num_threads());
+      return n > 0 ? n : std::min(2, std::max(1, at::get_num_threads()));
     }();
     return t;
   }
@@ -221,9 +225,9 @@ OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tens
   // A problem's own sizes make one float64 call seconds of every core (a 2048^3 matmul). Side by
   // side from an audit's lanes and a kernel's gates, each with ATen's full thread team, such calls
   // oversubscribed the CPU: on the H200's 16 cores, 8 lanes of 1_Square_matrix_multiplication_
-  // took about 10 s a case. Heavy calls take turns, each with every core (oracle_concurrency_bench);
+  // took about 10 s a case. Heavy calls take turns in small teams (oracle_concurrency_bench);
   // light ones, and a module's reference child (its own process), run as they come.
-  // HeavyOracleTurn lets as many in at once as ATen's threads fit in the cores.
+  // HeavyOracleTurn lets as many in at once as their thread teams fit in the cores.
   std::optional<HeavyOracleTurn> turn;
   if (!is_module_oracle_id(oracle_id) && is_heavy_oracle_call(inputs)) turn.emplace();
   OracleResult failed;
