@@ -32,7 +32,7 @@ OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tens
 // run_oracle (in small thread teams, heavy_oracle_threads): at a problem's own sizes they are seconds of float64 work.
 constexpr int64_t kHeavyOracleElements = int64_t(1) << 20;
 bool is_heavy_oracle_call(const std::vector<at::Tensor>& inputs);
-// How many heavy calls may run at once (cores / ATen's threads), and the most that ever have.
+// How many heavy calls may run at once (the cores over heavy_oracle_threads), and the most that ever have.
 int heavy_oracle_permits();
 int heavy_oracle_peak();
 // The threads each heavy call runs with (GAUNTLET_ORACLE_CALL_THREADS, else 2, or 1 where ATen

@@ -162,10 +162,13 @@ class HeavyOracleTurn {
     peak() = std::max(peak(), running());
     const int t = threads();
     lock.unlock();
-    // The calling thread's team (OpenMP's thread count is per calling thread).
-    if (at::get_num_threads() != t) at::set_num_threads(t);
+    // The calling thread's team (OpenMP's thread count is per calling thread), put back after:
+    // the thread's later light calls keep the team they had.
+    previous_threads_ = at::get_num_threads();
+    if (previous_threads_ != t) at::set_num_threads(t);
   }
   ~HeavyOracleTurn() {
+    if (at::get_num_threads() != previous_threads_) at::set_num_threads(previous_threads_);
     {
       std::lock_guard<std::mutex> lock(mu());
       --running();
@@ -200,6 +203,7 @@ class HeavyOracleTurn {
   }
 
  private:
+  int previous_threads_ = 1;
   static std::mutex& mu() { static std::mutex m; return m; }
   static std::condition_variable& cv() { static std::condition_variable c; return c; }
   static int& running() { static int n = 0; return n; }
