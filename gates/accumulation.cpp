@@ -1,4 +1,5 @@
 // Gate 9, accumulation: adversarial long reductions judged against an exactly accumulated, once-rounded oracle.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -83,6 +84,12 @@ Bound bound_of(const Case& c) {
   return random ? Bound::Sqrt : Bound::Ceiling;
 }
 
+// The multiply-adds a case may cost when equal dims tie the reduced dim to others (a square matmul
+// of 512^3 on a CPU kernel: about a second for a naive 16-bit loop; 2048^3 on a GPU, KernelBench's
+// own square size).
+constexpr int64_t kEqualGroupCpuBudget = int64_t(1) << 27;
+constexpr int64_t kEqualGroupGpuBudget = int64_t(1) << 33;
+
 // Dims of the gate's cases: the reduced dim at kTerms, a few rows (32 for the plain reductions,
 // whose rows are cheap), every other dim at 1; all clamped to the kernel's contract.
 std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
@@ -98,6 +105,34 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   // sdpa: S keys per query (the naive control is O(S^2 D)); conv2d: K = C*3*3 = 2304.
   else if (op == "sdpa") want = {{"S", kTerms / 2}, {"D", 4}};
   else if (op == "conv2d") want = {{"C", 256}, {"H", 4}, {"W", 4}, {"O", 4}, {"KH", 3}, {"KW", 3}};
+  // A contract that ties the reduced dim to others (a square-only matmul: M = K = N) would make
+  // CaseSpace::build take the smallest size asked of the group, 8 terms: no long reduction at all.
+  // The group takes the terms' size instead, as far as a case of its cube stays affordable: a
+  // naive CPU kernel, and the float64 oracle, do M*N*K multiply-adds.
+  const std::string terms_dim = op == "sum" || op == "mean" || op == "cumsum" || op == "softmax" ||
+                                        op == "log_softmax" || op == "logsumexp"
+                                    ? "N"
+                                : op == "matmul" || op == "linear_relu" || op == "bmm" ? "K"
+                                : op == "layer_norm" || op == "rms_norm"               ? "D"
+                                : op == "cross_entropy" || op == "conv2d"              ? "C"
+                                : op == "sdpa"                                         ? "S"
+                                                                                       : "";
+  for (const auto& group : space.manifest().equal_dims) {
+    if (std::find(group.begin(), group.end(), terms_dim) == group.end()) continue;
+    const int64_t budget = space.manifest().device == "cpu" ? kEqualGroupCpuBudget : kEqualGroupGpuBudget;
+    int64_t rest = 1;  // the dims outside the group
+    for (const auto& [d, n] : want)
+      if (std::find(group.begin(), group.end(), d) == group.end()) rest *= n;
+    int64_t size = want.count(terms_dim) ? want[terms_dim] : kTerms;
+    auto cost = [&](int64_t n) {
+      double c = double(rest);
+      for (const std::string& d : group)
+        if (s.dims.count(d)) c *= double(n);
+      return c;
+    };
+    while (size > 1 && cost(size) > double(budget)) size /= 2;
+    for (const std::string& d : group) want[d] = size;
+  }
   std::map<std::string, int64_t> dims;
   for (const auto& [name, dom] : s.dims) {
     const auto [lo, hi] = space.limits_for(name);
@@ -215,6 +250,10 @@ class AccumulationGate : public Gate {
     v.cases = stats.cases;
     v.evidence = {{"cases", stats.cases}, {"evidence_cases", stats.evidence}, {"exact_oracle_cases", stats.exact},
                   {"terms", stats.max_terms}};
+    if (stats.exact_gemm.outputs > 0) {
+      v.evidence["exact_oracle_elements"] = stats.exact_gemm.outputs;
+      v.evidence["exact_oracle_superaccumulated"] = stats.exact_gemm.superaccumulated;
+    }
     if (!stats.unbuilt.empty()) v.evidence["cases_not_built"] = stats.unbuilt;
     if (stats.evidence == 0) {
       v.status = Status::HarnessError;
@@ -247,6 +286,7 @@ class AccumulationGate : public Gate {
   struct Stats {
     int cases = 0, evidence = 0, exact = 0;
     int64_t max_terms = 0;
+    ExactOracleStats exact_gemm;  // the dot-product ops: elements, and those summed term by term
     std::vector<std::string> unbuilt;
   };
 
@@ -324,7 +364,8 @@ class AccumulationGate : public Gate {
     // below the float32 ceiling it is judged with, and their float16/bfloat16 failures are
     // errors of order 2^-11..2^-8 (docs/tolerances.md, "Accumulation gate").
     bool exact_oracle = false;
-    OracleResult exact = run_exact_oracle(ctx.schema.oracle, run.inputs, c.attrs, out_dtype, &exact_oracle);
+    OracleResult exact = run_exact_oracle(ctx.schema.oracle, run.inputs, c.attrs, out_dtype, &exact_oracle,
+                                          ExactPath::Filtered, &stats->exact_gemm);
     if (exact_oracle) {
       if (!exact.ok()) {
         v.status = Status::HarnessError;

@@ -54,6 +54,21 @@ class SuperAccumulator {
 // the fp64 oracle's (magnitudes need no exactness). Never throws: failures come back in `error`.
 OracleResult run_exact_oracle(const std::string& oracle_id, const std::vector<at::Tensor>& inputs,
                               const AttrMap& attrs, DType out_dtype, bool* supported);
+
+// How the dot-product ops (matmul, bmm, linear_relu) get their exact results. Filtered: a float64
+// GEMM with a rigorous error bound decides every element whose bound interval rounds to one value
+// of out_dtype; only the rest (near a rounding boundary, a zero, or inputs that are not finite
+// float32 values) are superaccumulated term by term. Same results as SuperaccumulateAll, at the
+// cost of about two float64 GEMMs instead of K cpp_int additions per element.
+enum class ExactPath { Filtered, SuperaccumulateAll };
+struct ExactOracleStats {
+  int64_t outputs = 0;           // elements of the dot-product ops' outputs
+  int64_t superaccumulated = 0;  // of them, summed term by term
+  bool filtered = false;         // the float64 filter ran (finite float32-representable inputs)
+};
+OracleResult run_exact_oracle(const std::string& oracle_id, const std::vector<at::Tensor>& inputs,
+                              const AttrMap& attrs, DType out_dtype, bool* supported, ExactPath path,
+                              ExactOracleStats* stats);
 bool has_exact_oracle(const std::string& oracle_id);
 
 }  // namespace gauntlet

@@ -149,68 +149,7 @@ std::string first_line(const std::string& s) {
 
 }  // namespace
 
-namespace {
-
-// As many heavy calls at once as their thread teams fit in the machine's cores: eight teams of two
-// on the H200's host (16 cores), two of one on a 2-core machine whose ATen runs one thread a call.
-class HeavyOracleTurn {
- public:
-  HeavyOracleTurn() {
-    std::unique_lock<std::mutex> lock(mu());
-    cv().wait(lock, [] { return running() < permits(); });
-    ++running();
-    peak() = std::max(peak(), running());
-    const int t = threads();
-    lock.unlock();
-    // The calling thread's team (OpenMP's thread count is per calling thread), put back after:
-    // the thread's later light calls keep the team they had.
-    previous_threads_ = at::get_num_threads();
-    if (previous_threads_ != t) at::set_num_threads(t);
-  }
-  ~HeavyOracleTurn() {
-    if (at::get_num_threads() != previous_threads_) at::set_num_threads(previous_threads_);
-    {
-      std::lock_guard<std::mutex> lock(mu());
-      --running();
-    }
-    cv().notify_one();
-  }
-  HeavyOracleTurn(const HeavyOracleTurn&) = delete;
-  HeavyOracleTurn& operator=(const HeavyOracleTurn&) = delete;
-
-  static int peak_seen() {
-    std::lock_guard<std::mutex> lock(mu());
-    return peak();
-  }
-  static int permits() { return std::max(1, cores() / threads()); }
-  static int cores() { return std::max(1, int(std::thread::hardware_concurrency())); }
-  // GAUNTLET_ORACLE_CALL_THREADS, else teams of two (one where ATen runs one thread). Measured on
-  // the H200's 16 cores with 16 busy processes beside (an audit's module builds), 8 calls of a
-  // 2048^3 matmul oracle: 16 threads a call 28 GFLOP/s, 8: 20, 4: 20, 2 (8 at once): 343; in an
-  // audit of the leaderboard, 8 s a case with 16 or 4 threads, 0.4-0.7 s with 2 (docs/gpu.md).
-  // A large team waits at every barrier for its slowest thread, which a busy CPU deschedules.
-  static int& threads() {
-    static int t = [] {
-      const char* env = std::getenv("GAUNTLET_ORACLE_CALL_THREADS");
-      const int n = env ? std::atoi(env) : 0;
-      return n > 0 ? n : std::min(2, std::max(1, at::get_num_threads()));
-    }();
-    return t;
-  }
-  static void set_threads(int n) {
-    std::lock_guard<std::mutex> lock(mu());
-    threads() = std::max(1, n);
-  }
-
- private:
-  int previous_threads_ = 1;
-  static std::mutex& mu() { static std::mutex m; return m; }
-  static std::condition_variable& cv() { static std::condition_variable c; return c; }
-  static int& running() { static int n = 0; return n; }
-  static int& peak() { static int n = 0; return n; }
-};
-
-}  // namespace
+using oracle_impl::HeavyOracleTurn;
 
 int heavy_oracle_permits() { return HeavyOracleTurn::permits(); }
 int heavy_oracle_threads() { return HeavyOracleTurn::threads(); }

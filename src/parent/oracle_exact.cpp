@@ -1,4 +1,4 @@
-// Exact oracles of the sum-like ops (sum, mean, cumsum, matmul, bmm, linear_relu): superaccumulated, rounded once.
+// Exact oracles of the sum-like ops (sum, mean, cumsum, matmul, bmm, linear_relu): exact sums, rounded once.
 #include <c10/util/Exception.h>
 
 #include <cmath>
@@ -57,38 +57,15 @@ at::Tensor reduce(const std::vector<at::Tensor>& in, const AttrMap& attrs, DType
   return in[0].dim() == 0 ? y.reshape({}) : y;
 }
 
-// y[b,i,j] = sum_k a[b,i,k] * w(b,k,j) (+ bias[j]); `w_kn` says whether w is stored [K,N] or [N,K].
-at::Tensor gemm(const at::Tensor& a, const at::Tensor& w, const at::Tensor& bias, bool w_kn, bool relu,
-                DType out) {
-  const int64_t B = a.size(0), M = a.size(1), K = a.size(2), N = w_kn ? w.size(2) : w.size(1);
-  at::Tensor y = at::empty({B, M, N}, a.options());
-  const double* pa = a.data_ptr<double>();
-  const double* pw = w.data_ptr<double>();
-  const double* pb = bias.defined() ? bias.data_ptr<double>() : nullptr;
-  double* o = y.data_ptr<double>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        SuperAccumulator acc;
-        const double* row = pa + (b * M + i) * K;
-        for (int64_t k = 0; k < K; ++k)
-          acc.add_product(row[k], w_kn ? pw[(b * K + k) * N + j] : pw[(b * N + j) * K + k]);
-        if (pb) acc.add(pb[j]);
-        double v = acc.round_to(out);
-        // relu after the one rounding equals rounding after relu (rounding is monotone, 0 exact).
-        if (relu && v < 0) v = 0;
-        o[(b * M + i) * N + j] = v;
-      }
-  return y;
-}
-
 void expect_size(const at::Tensor& t, const char* name, int64_t d, int64_t want) {
   if (t.size(d) != want)
     fail(std::string(name) + ": size " + std::to_string(t.size(d)) + " at dim " + std::to_string(d) + ", expected " +
          std::to_string(want));
 }
 
-at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const AttrMap& attrs, DType out) {
+// The exact outputs; `scale` gets the dot-product ops' |a|@|w| (left undefined for the others).
+at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const AttrMap& attrs, DType out,
+                 ExactPath path, ExactOracleStats* stats, at::Tensor* scale) {
   namespace o = oracle_impl;
   if (op == "sum") return reduce(in, attrs, out, Reduce::Sum);
   if (op == "mean") return reduce(in, attrs, out, Reduce::Mean);
@@ -101,7 +78,9 @@ at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const
     o::expect_rank(b, "b", rank);
     expect_size(b, "b", rank - 2, a.size(rank - 1));
     if (rank == 3) expect_size(b, "b", 0, a.size(0));
-    at::Tensor y = gemm(rank == 3 ? a : a.unsqueeze(0), rank == 3 ? b : b.unsqueeze(0), at::Tensor(), true, false, out);
+    at::Tensor y = o::exact_gemm(rank == 3 ? a : a.unsqueeze(0), rank == 3 ? b : b.unsqueeze(0), at::Tensor(), true,
+                                 false, out, path, stats, scale);
+    if (rank == 2) *scale = scale->squeeze(0);
     return rank == 3 ? y : y.squeeze(0);
   }
   if (op == "linear_relu") {
@@ -112,7 +91,9 @@ at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const
     o::expect_rank(b, "b", 1);
     expect_size(w, "w", 1, x.size(1));
     expect_size(b, "b", 0, w.size(0));
-    return gemm(x.unsqueeze(0), w.unsqueeze(0), b, false, true, out).squeeze(0);
+    at::Tensor y = o::exact_gemm(x.unsqueeze(0), w.unsqueeze(0), b, false, true, out, path, stats, scale);
+    *scale = scale->squeeze(0);
+    return y.squeeze(0);
   }
   fail("no exact oracle for " + op);
 }
@@ -125,15 +106,25 @@ bool has_exact_oracle(const std::string& id) {
 
 OracleResult run_exact_oracle(const std::string& id, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,
                               DType out_dtype, bool* supported) {
+  return run_exact_oracle(id, inputs, attrs, out_dtype, supported, ExactPath::Filtered, nullptr);
+}
+
+OracleResult run_exact_oracle(const std::string& id, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,
+                              DType out_dtype, bool* supported, ExactPath path, ExactOracleStats* stats) {
   OracleResult r;
   *supported = has_exact_oracle(id);
   if (!*supported) return r;
-  // The magnitudes (scales) come from the fp64 oracle: they only size the tolerance.
-  OracleResult fp64 = run_oracle(id, inputs, attrs);
-  if (!fp64.ok()) return fp64;
   try {
-    r.outputs.push_back(exact(id, inputs, attrs, out_dtype).contiguous());
-    r.scales = fp64.scales;
+    at::Tensor scale;
+    r.outputs.push_back(exact(id, inputs, attrs, out_dtype, path, stats, &scale).contiguous());
+    if (scale.defined()) {
+      r.scales.push_back(scale.contiguous());
+    } else {
+      // The reductions' magnitudes (scales) come from the fp64 oracle: they only size the tolerance.
+      OracleResult fp64 = run_oracle(id, inputs, attrs);
+      if (!fp64.ok()) return fp64;
+      r.scales = fp64.scales;
+    }
   } catch (const oracle_impl::OracleFailure& e) {
     r.error = "exact " + id + ": " + e.what();
   } catch (const c10::Error& e) {

@@ -152,3 +152,29 @@ TEST(AccumulationGate, PlantedHalfAccumulatorsFailAndReplay) {
     EXPECT_EQ(again.outputs_sha256, v.outputs_sha256);
   }
 }
+
+TEST(AccumulationGate, ASquareOnlyContractStillGetsLongReductions) {
+  // M = K = N ties the terms to the rows: the gate sizes the square to its CPU budget (512^3), not
+  // to the 8 rows it asks elsewhere, so a long-K path that accumulates in float16 is reached.
+  RealRun control("contracts/matmul_square_checked.json");
+  GateVerdict pass = make_gate("accumulation")->run(*control.ctx);
+  EXPECT_EQ(pass.status, Status::Pass) << pass.message;
+  EXPECT_EQ(pass.evidence.value("terms", int64_t(0)), 512) << pass.evidence.dump();
+
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "gauntlet-accumulation-square-test";
+  std::filesystem::create_directories(dir);
+  const std::string manifest = (dir / "matmul_square_long_k_half.json").string();
+  std::ofstream(manifest) << nlohmann::json{
+      {"op", "matmul"},
+      {"source", std::string(GAUNTLET_SOURCE_DIR) + "/tests/data/accumulation/matmul_square_long_k_half.cpp"},
+      {"device", "cpu"},
+      {"dtypes", {"float16"}},
+      {"equal_dims", {{"M", "K", "N"}}}}.dump();
+  RealRun bug(manifest);
+  GateVerdict v = make_gate("accumulation")->run(*bug.ctx);
+  ASSERT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_EQ(v.category, Category::WrongResult);
+  // Shrunk from 512 to the bug's own threshold, and no further (a square of 128 passes).
+  EXPECT_NE(v.message.find("K=256"), std::string::npos) << v.message;
+  std::filesystem::remove_all(dir);
+}

@@ -15,6 +15,8 @@ echo "== sandbox overhead without the pid namespace (GAUNTLET_NAMESPACES=net,mou
 GAUNTLET_NAMESPACES=net,mount,ipc "$build"/gauntlet_sandbox_bench corpus/controls/relu.cpp 60
 echo "== float64 oracle calls at a problem's size side by side, with and without run_oracle's turns"
 "$build"/gauntlet_oracle_bench "${ORACLE_BENCH_N:-1024}" "${ORACLE_BENCH_K:-4}"
+echo "== the accumulation gate's exact matmul oracle at a problem's size: filtered vs superaccumulating all"
+"$build"/gauntlet_exact_bench "${EXACT_BENCH_N:-1024}" "${EXACT_BENCH_SMALL_N:-128}"
 echo "== all implemented gates on controls (default budget): wall time per verify, per-gate times in the table"
 for k in relu softmax layer_norm matmul; do
   start=$(date +%s.%N)

@@ -30,6 +30,8 @@
 #   GPU_ORACLE_BENCH=1 the host's float64 oracle calls side by side, with and without turns
 #                     (tools/bench/oracle_concurrency_bench.cpp; ORACLE_BENCH_N, ORACLE_BENCH_K, and
 #                     ORACLE_BENCH_BUSY spinning processes beside ORACLE_BENCH_THREADS per call)
+#   GPU_EXACT_BENCH=1 the accumulation gate's exact matmul oracle at a problem's size, filtered vs
+#                     superaccumulating all (tools/bench/exact_oracle_bench.cpp; EXACT_BENCH_N, EXACT_BENCH_SMALL_N)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
@@ -94,6 +96,7 @@ tests=OFF
 targets=(gauntlet gauntlet-worker)
 if [ "${GPU_TESTS:-0}" = 1 ]; then tests=ON; targets+=(gauntlet_unit_tests); fi
 [ "${GPU_ORACLE_BENCH:-0}" = 1 ] && targets+=(gauntlet_oracle_bench)
+[ "${GPU_EXACT_BENCH:-0}" = 1 ] && targets+=(gauntlet_exact_bench)
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 stamp "configure"
@@ -138,6 +141,11 @@ if [ "${GPU_ORACLE_BENCH:-0}" = 1 ]; then
   env -u GAUNTLET_ORACLE_CALL_THREADS "$BUILD_DIR"/gauntlet_oracle_bench "${ORACLE_BENCH_N:-2048}" "${ORACLE_BENCH_K:-8}" \
     "${ORACLE_BENCH_BUSY:-16}" ${ORACLE_BENCH_THREADS:-16 8 4 2} > "$OUT/oracle-bench.md" 2>&1
   cat "$OUT/oracle-bench.md" | tee -a "$OUT/steps.log"
+fi
+if [ "${GPU_EXACT_BENCH:-0}" = 1 ]; then
+  stamp "exact oracle bench"
+  "$BUILD_DIR"/gauntlet_exact_bench "${EXACT_BENCH_N:-2048}" "${EXACT_BENCH_SMALL_N:-128}" > "$OUT/exact-bench.md" 2>&1
+  cat "$OUT/exact-bench.md" | tee -a "$OUT/steps.log"
 fi
 
 # ---- 5. the CUDA corpus -------------------------------------------------------------------------
