@@ -147,6 +147,34 @@ TEST(CorpusTools, KernelbenchJsonlReadsALeaderboardFromItsIndex) {
   EXPECT_EQ(sh(tool() + " --checkout " + root + " --out " + jsonl).exit_code, 2);
 }
 
+TEST(CorpusTools, KernelbenchJsonlSamplesEachProblemAndSpreadsOverProblems) {
+  // Problem 19 has three solutions, 20 and 21 one each: --per-problem 2 keeps two of 19's;
+  // --spread puts every problem's first before any second, so an audit cut short sees all three.
+  const std::string root = temp_dir();
+  for (const char* d : {"/docs", "/docs/assets", "/docs/assets/problems", "/docs/assets/solutions"})
+    mkdir((root + d).c_str(), 0755);
+  for (const char* p : {"l1_p19.py", "l1_p20.py", "l1_p21.py"}) write_file(root + "/docs/assets/problems/" + p, kProblem);
+  for (const char* f : {"a1", "a2", "a3", "b1", "c1"}) write_file(root + "/docs/assets/solutions/" + f + ".py", kCandidate);
+  write_file(root + "/docs/assets/data.json",
+             R"({"Level 1: 19_ReLU": [{"file": "a1"}, {"file": "a2"}, {"file": "a3"}],
+                 "Level 1: 20_LeakyReLU": [{"file": "b1"}], "Level 1: 21_Sigmoid": [{"file": "c1"}]})");
+  const std::string jsonl = root + "/pairs.jsonl";
+  auto files = [&] {
+    std::string order;
+    for (const nlohmann::json& l : read_jsonl(jsonl)) order += l["kernel_file"].get<std::string>().substr(22, 2) + " ";
+    return order;
+  };
+  ASSERT_EQ(sh(tool() + " --checkout " + root + " --out " + jsonl).exit_code, 0);
+  EXPECT_EQ(files(), "a1 a2 a3 b1 c1 ");
+  Shell r = sh(tool() + " --checkout " + root + " --per-problem 2 --spread --out " + jsonl);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 pairs written"), std::string::npos) << r.out;
+  EXPECT_EQ(files(), "a1 b1 c1 a2 ");
+  ASSERT_EQ(sh(tool() + " --checkout " + root + " --per-problem 1 --out " + jsonl).exit_code, 0);
+  EXPECT_EQ(files(), "a1 b1 c1 ");
+  EXPECT_EQ(sh(tool() + " --checkout " + root + " --per-problem -1 --out " + jsonl).exit_code, 2);
+}
+
 // audit_summary.py, the docs' figures of an audit: a gate whose status is harness-error counts as
 // one (it was missed when only error/harness-error was looked for), and a resumed run's rate counts
 // only the kernels it completed (--before: the same database's report before the run).

@@ -120,6 +120,23 @@ def leaderboard_lines(checkout, levels):
     return lines, unpaired
 
 
+def select(lines, per_problem, spread):
+    """At most `per_problem` candidates of each (level, problem), in their order; `spread`: the
+    first candidate of every problem, then every second one, and so on, so that an audit cut short
+    by its time limit has seen as many problems as it could."""
+    seen, kept = {}, []
+    for line in lines:
+        key = (line["level"], line["problem_id"])
+        rank = seen.get(key, 0)
+        seen[key] = rank + 1
+        if per_problem and rank >= per_problem:
+            continue
+        kept.append((rank, line))
+    if spread:
+        kept.sort(key=lambda rl: rl[0])  # stable: problems keep their order within a round
+    return [line for _, line in kept]
+
+
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -132,7 +149,14 @@ def main():
     ap.add_argument("--out", required=True, help="the JSONL to write")
     ap.add_argument("--tag", default="", help="a 'tag' field for every line (e.g. the corpus's name)")
     ap.add_argument("--levels", default="", help="only these levels, comma-separated (e.g. 1,2)")
+    ap.add_argument("--per-problem", type=int, default=0, metavar="N",
+                    help="at most N candidates of each problem (default: all)")
+    ap.add_argument("--spread", action="store_true",
+                    help="order round-robin over problems: each problem's first candidate, then each one's second, ...")
     a = ap.parse_args()
+    if a.per_problem < 0:
+        print("kernelbench_jsonl: --per-problem takes a count >= 0, not %d" % a.per_problem, file=sys.stderr)
+        return 2
     try:
         levels = {int(x) for x in a.levels.split(",") if x.strip()}
     except ValueError:
@@ -144,6 +168,7 @@ def main():
         except (OSError, ValueError) as e:
             print("kernelbench_jsonl: %s: %s" % (os.path.join(a.checkout, LEADERBOARD_INDEX), e), file=sys.stderr)
             return 2
+        lines = select(lines, a.per_problem, a.spread)
         with open(a.out, "w", encoding="utf-8") as out:
             for line in lines:
                 if a.tag:
@@ -161,29 +186,32 @@ def main():
         print("kernelbench_jsonl: no candidate matches %s under %s" % (", ".join(patterns), a.checkout), file=sys.stderr)
         return 2
     recorded = recorded_results(kernels)
-    written = unpaired = 0
+    lines, unpaired = [], 0
+    for k in kernels:
+        rel = os.path.relpath(k, a.checkout)
+        lp = level_and_problem(k)
+        if lp is not None and levels and lp[0] not in levels:
+            continue
+        if lp is None:
+            print("%s: no level and problem id in its name; skipped" % rel, file=sys.stderr)
+            unpaired += 1
+            continue
+        ref = problem_file(a.checkout, *lp)
+        if ref is None:
+            print("%s: no single KernelBench/level%d/%d_*.py; skipped" % (rel, lp[0], lp[1]), file=sys.stderr)
+            unpaired += 1
+            continue
+        line = {"name": os.path.basename(ref), "level": lp[0], "problem_id": lp[1],
+                "kernel_file": rel, "ref": read(ref), "candidate": read(k)}
+        if a.tag:
+            line["tag"] = a.tag
+        line.update(recorded.get(lp, {}))
+        lines.append(line)
+    lines = select(lines, a.per_problem, a.spread)
+    written = len(lines)
     with open(a.out, "w", encoding="utf-8") as out:
-        for k in kernels:
-            rel = os.path.relpath(k, a.checkout)
-            lp = level_and_problem(k)
-            if lp is not None and levels and lp[0] not in levels:
-                continue
-            if lp is None:
-                print("%s: no level and problem id in its name; skipped" % rel, file=sys.stderr)
-                unpaired += 1
-                continue
-            ref = problem_file(a.checkout, *lp)
-            if ref is None:
-                print("%s: no single KernelBench/level%d/%d_*.py; skipped" % (rel, lp[0], lp[1]), file=sys.stderr)
-                unpaired += 1
-                continue
-            line = {"name": os.path.basename(ref), "level": lp[0], "problem_id": lp[1],
-                    "kernel_file": rel, "ref": read(ref), "candidate": read(k)}
-            if a.tag:
-                line["tag"] = a.tag
-            line.update(recorded.get(lp, {}))
+        for line in lines:
             out.write(json.dumps(line) + "\n")
-            written += 1
     print("kernelbench_jsonl: %d pairs written to %s, %d candidates unpaired" % (written, a.out, unpaired), file=sys.stderr)
     return 0 if written else 1
 
