@@ -15,8 +15,8 @@
 namespace gauntlet {
 
 struct Diagnosis {
-  std::string name;  // stable id: nan-dropped, flush-to-zero, gelu-tanh, softmax-without-max, contiguous-read,
-                     // half-accumulation
+  std::string name;  // stable id: nan-dropped, flush-to-zero, subnormal-inputs-as-zero, gelu-tanh,
+                     // softmax-without-max, contiguous-read, half-accumulation
   std::string text;  // one line for people: what matched, with an example element
 };
 

@@ -120,6 +120,30 @@ std::optional<Diagnosis> flushed_to_zero(const at::Tensor& got, const at::Tensor
 }
 
 // GELU's tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), where the op is erf GELU.
+// The inputs with every value subnormal in its dtype read as a zero of the same sign (what
+// denormals-are-zero does to operands: CUDA's --use_fast_math, a CPU's DAZ flag); empty when no
+// input holds a subnormal.
+std::vector<at::Tensor> subnormals_as_zero(const std::vector<at::Tensor>& inputs) {
+  bool any = false;
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : inputs) {
+    if (!t.defined() || !t.is_floating_point() || t.numel() == 0) {
+      out.push_back(t);
+      continue;
+    }
+    const double min_normal = num::limits(dtype_of(t)).min_normal;
+    const at::Tensor x = t.to(at::kDouble);
+    const at::Tensor sub = (x.abs() < min_normal) & (x != 0);
+    if (!sub.any().item<bool>()) {
+      out.push_back(t);
+      continue;
+    }
+    any = true;
+    out.push_back(at::where(sub, x * 0, x).to(t.scalar_type()));
+  }
+  return any ? out : std::vector<at::Tensor>{};
+}
+
 at::Tensor gelu_tanh(const at::Tensor& x) {
   const at::Tensor d = x.to(at::kDouble);
   return 0.5 * d * (1 + at::tanh(std::sqrt(2.0 / M_PI) * (d + 0.044715 * d * d * d)));
@@ -395,6 +419,17 @@ std::optional<Diagnosis> diagnose_wrong_output(const OpSchema& schema, const Cas
     if (nan_input)
       if (auto d = nan_dropped(got[i], expected[i].to(at::kDouble), output_name(i))) return d;
     if (auto d = flushed_to_zero(got[i], expected[i].to(at::kDouble), output_name(i))) return d;
+  }
+  // Subnormal operands read as zero: the op on the flushed inputs reproduces every output.
+  const std::vector<at::Tensor> flushed = subnormals_as_zero(inputs);
+  if (!flushed.empty()) {
+    const OracleResult r = run_oracle(schema.oracle, flushed, c.attrs);
+    if (r.ok())
+      for (size_t i = 0; i < n && i < r.outputs.size(); ++i)
+        if (floating(got[i]) && explains(got[i], r.outputs[i], expected[i], kPatternRel, output_name(i), &example))
+          return Diagnosis{"subnormal-inputs-as-zero",
+                           "subnormal inputs are read as zero (denormals-are-zero: --use_fast_math, or a DAZ/FTZ "
+                           "flag): the output is the op on the inputs with every subnormal replaced by 0 (" + example + ")"};
   }
   const std::vector<at::Tensor> raw = storage_read_as_contiguous(c, inputs);
   if (!raw.empty()) {

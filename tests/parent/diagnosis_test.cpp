@@ -91,6 +91,24 @@ TEST(Diagnosis, FlushToZeroOnlyForSubnormalResults) {
   EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({x}), {x}, {at::tensor({0.0f, 2.0f, 0.0f, 0.0f})}, {want})), "(none)");
 }
 
+TEST(Diagnosis, SubnormalInputsReadAsZeroAreNamed) {
+  // a [2,2] with one subnormal, b near float32's max: that product is of order 1.
+  const OpSchema s = load_test_schema("matmul");
+  const float sub = std::ldexp(1.0f, -140);
+  const at::Tensor a = at::tensor({sub, 1.0f, 2.0f, 3.0f}).reshape({2, 2});
+  const at::Tensor b = at::tensor({std::ldexp(1.0f, 126), 1.0f, 1.0f, 0.5f}).reshape({2, 2});
+  const at::Tensor want = exact("matmul", {a, b});
+  const at::Tensor daz = at::matmul(at::tensor({0.0f, 1.0f, 2.0f, 3.0f}).reshape({2, 2}), b);
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({a, b}), {a, b}, {daz}, {want})), "subnormal-inputs-as-zero");
+  // Wrong elsewhere too (y[1,1] off): not this pattern.
+  at::Tensor other = daz.clone();
+  other[1][1] = 100.0f;
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({a, b}), {a, b}, {other}, {want})), "(none)");
+  // No subnormal input: never named, whatever the output.
+  const at::Tensor n = at::tensor({1.0f, 1.0f, 2.0f, 3.0f}).reshape({2, 2});
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, case_of({n, b}), {n, b}, {daz}, {exact("matmul", {n, b})})), "(none)");
+}
+
 TEST(Diagnosis, AViewReadAsContiguousStorageIsNamed) {
   const OpSchema s = load_test_schema("relu");
   const at::Tensor base = at::arange(12, at::kFloat).reshape({3, 4}) - 5;
