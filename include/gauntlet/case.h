@@ -64,6 +64,7 @@ struct TensorRecipe {
   Distribution distribution = Distribution::Normal;
   int64_t low = 0, high = 0;  // Index: [low, high)
   bool positive = false;      // value domain "positive"/"nonnegative": magnitude only
+  std::string structure;      // value domain's structure over the last two dims (schema.h), "" none
   // Memory layout of the view handed to the kernel; the logical values are the same as the
   // contiguous tensor's (except "expanded", whose values are generated with the first dim of size
   // 1 and then broadcast with stride 0): contiguous, transposed (last two dims), strided (every

@@ -29,6 +29,7 @@ struct ModuleDescription {
     std::vector<int64_t> shape;
     std::string kind = "real";  // "real" | "nonnegative" | "index" | "bool"
     int64_t low = 0, high = 1;  // index: the range get_inputs() drew from, [low, high)
+    std::string structure;      // floating: "lower-triangular", "upper-triangular", "symmetric", "diagonal" or ""
   };
   struct Output {
     DType dtype = DType::Float32;

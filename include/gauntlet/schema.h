@@ -65,6 +65,9 @@ struct ValueDomain {
   std::optional<double> alpha;  // zipf exponent (> 0)
   bool sorted = false;          // key: values come sorted ascending (segmented inputs)
   std::string total;            // kind == "offsets": last offset (length of the segmented input), Expr
+  // Structure over the last two dims: "" (none) | "lower-triangular" | "upper-triangular" |
+  // "symmetric" | "diagonal" (a KernelBench problem whose get_inputs() builds such matrices).
+  std::string structure;
 };
 
 struct InputSpec {

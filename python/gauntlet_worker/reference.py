@@ -142,6 +142,9 @@ class Reference:
             d = {"dtype": _dtype_name(t.dtype), "shape": list(t.shape)}
             if t.is_floating_point():
                 d["kind"] = "nonnegative" if t.numel() and bool((t >= 0).all()) else "real"
+                structure = _structure(t)
+                if structure:
+                    d["structure"] = structure
             elif t.dtype == state.torch.bool:
                 d["kind"] = "bool"
             else:
@@ -188,3 +191,21 @@ class Reference:
             except Exception:  # noqa: B902 - without it the tolerance falls back to its floor
                 pass
         return rep
+
+
+def _structure(t):
+    """The structure get_inputs() built into a floating tensor's last two dims, or "": a matrix
+    problem's kernels may rely on it (KernelBench's triangular, symmetric and diagonal matmuls)."""
+    if t.dim() < 2 or t.size(-1) < 2 or t.size(-2) < 2 or not bool(t.ne(0).any()):
+        return ""
+    lower, upper = bool(t.equal(t.tril())), bool(t.equal(t.triu()))
+    if lower and upper:
+        return "diagonal"
+    if lower:
+        return "lower-triangular"
+    if upper:
+        return "upper-triangular"
+    if t.size(-1) == t.size(-2) and bool(t.equal(t.transpose(-2, -1))):
+        return "symmetric"
+    return ""
+

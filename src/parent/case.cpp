@@ -148,6 +148,19 @@ std::vector<Distribution> accuracy_distributions() {
 // gate's GPU inputs (tens of millions of elements) use every core of the host.
 constexpr int64_t kMaterializeGrain = int64_t(1) << 16;
 
+// The values projected onto the structure get_inputs() builds (exact: entries are kept or zeroed,
+// a symmetric matrix mirrors its lower triangle). Tensors of rank < 2, and "symmetric" on
+// non-square matrices (a shape outside the contract), are left as drawn.
+at::Tensor with_structure(const at::Tensor& t, const std::string& structure) {
+  if (structure.empty() || t.dim() < 2) return t;
+  if (structure == "lower-triangular") return t.tril().contiguous();
+  if (structure == "upper-triangular") return t.triu().contiguous();
+  if (structure == "diagonal") return t.tril().triu().contiguous();
+  if (structure == "symmetric" && t.size(-1) == t.size(-2))
+    return (t.tril() + t.tril(-1).transpose(-2, -1)).contiguous();
+  return t;
+}
+
 at::Tensor materialize(const TensorRecipe& r) {
   int64_t n = 1;
   for (int64_t s : r.shape) n *= s;
@@ -207,7 +220,7 @@ at::Tensor materialize(const TensorRecipe& r) {
   for (const auto& [index, value] : r.specials)
     if (index >= 0 && index < n) put(index, num::round_to(r.dtype, value));
   at::Tensor logical = direct ? t.view(r.shape) : t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
-  return apply_layout(logical, r.layout);
+  return apply_layout(with_structure(logical, r.structure), r.layout);
 }
 
 at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout) {
@@ -312,6 +325,7 @@ nlohmann::json case_to_json(const Case& c) {
     t["distribution"] = distribution_name(r.distribution);
     if (r.distribution == Distribution::Index) t["range"] = {r.low, r.high};
     if (r.positive) t["positive"] = true;
+    if (!r.structure.empty()) t["structure"] = r.structure;
     if (r.layout != "contiguous") t["layout"] = r.layout;
     if (distribution_uses_axis(r.distribution)) t["axis"] = r.axis;
     if (!r.specials.empty()) {
@@ -362,6 +376,7 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
         r.high = t["range"].at(1);
       }
       r.positive = t.value("positive", false);
+      r.structure = t.value("structure", "");
       r.layout = t.value("layout", "contiguous");
       r.axis = t.value("axis", int64_t(-1));
       if (!is_layout_name(r.layout))

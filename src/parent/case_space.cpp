@@ -260,6 +260,7 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
     } else {
       r.distribution = dist;
       r.positive = in.values.kind == "positive" || in.values.kind == "nonnegative";
+      r.structure = in.values.structure;
     }
     c.tensors.push_back(r);
   }

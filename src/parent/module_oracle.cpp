@@ -73,6 +73,7 @@ std::optional<ModuleDescription> parse_module_description(const std::string& tex
     i.kind = in.value("kind", "real");
     i.low = in.value("low", int64_t(0));
     i.high = in.value("high", int64_t(1));
+    i.structure = in.value("structure", "");
     d.inputs.push_back(i);
   }
   for (const auto& out : j["outputs"]) {
@@ -254,6 +255,7 @@ OpSchema module_schema(const ModuleDescription& d, const std::string& source, co
       spec.values.below = std::to_string(in.high);
     } else {
       spec.values.kind = in.kind == "nonnegative" ? "nonnegative" : "real";
+      spec.values.structure = in.structure;
     }
     spec.layouts = {"contiguous", "transposed", "strided", "offset", "expanded", "channels_last"};
     s.inputs.push_back(spec);

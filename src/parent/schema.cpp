@@ -216,7 +216,7 @@ class Reader {
   ValueDomain read_values(const json& j, const std::string& p) {
     ValueDomain v;
     if (!want_object(j, p)) return v;
-    check_keys(j, p, {"kind", "low", "below", "distribution", "alpha", "sorted", "total", "notes"});
+    check_keys(j, p, {"kind", "low", "below", "distribution", "alpha", "sorted", "total", "structure", "notes"});
     v.kind = get_string(j, "kind", p, true, "real");
     v.low = get_expr_field(j, "low", p, false, "0");
     v.below = get_expr_field(j, "below", p, false);
@@ -224,6 +224,7 @@ class Reader {
     if (const json* a = field(j, "alpha", p, false)) v.alpha = get_number(*a, at(p, "alpha"));
     v.sorted = get_bool(j, "sorted", p, false);
     v.total = get_expr_field(j, "total", p, false);
+    v.structure = get_string(j, "structure", p, false);
     get_string(j, "notes", p, false);
     return v;
   }

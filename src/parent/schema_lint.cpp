@@ -121,6 +121,11 @@ class Linter {
       issue(at(p, "kind"), "unknown value kind \"" + v.kind + "\"");
       return;
     }
+    static const std::set<std::string> kStructures = {"", "lower-triangular", "upper-triangular", "symmetric",
+                                                      "diagonal"};
+    if (!kStructures.count(v.structure))
+      issue(at(p, "structure"), "unknown structure \"" + v.structure +
+                                    "\" (lower-triangular, upper-triangular, symmetric or diagonal)");
     bool ranged = v.kind == "index" || v.kind == "integer" || v.kind == "key";
     if (ranged) {
       if (v.below.empty()) issue(at(p, "below"), "kind \"" + v.kind + "\" needs \"below\" (values in [low, below))");
