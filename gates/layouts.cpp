@@ -19,8 +19,11 @@ namespace gauntlet {
 namespace layouts_gate {
 
 // The layouts of `in` that make a real difference for a tensor of this shape (a transposed
-// [M,1] or an expanded [1,N] has contiguous strides and proves nothing).
-std::vector<std::string> effective_layouts(const InputSpec& in, const std::vector<int64_t>& shape) {
+// [M,1] or an expanded [1,N] has contiguous strides and proves nothing). A structured matrix
+// (triangular, symmetric, diagonal) is never expanded along its rows: equal rows would break the
+// structure the contract promises, so a kernel relying on it would be judged outside its promise.
+std::vector<std::string> effective_layouts(const InputSpec& in, const std::vector<int64_t>& shape,
+                                           const std::string& structure) {
   const size_t rank = shape.size();
   int64_t numel = 1;
   for (int64_t s : shape) numel *= s;
@@ -30,7 +33,7 @@ std::vector<std::string> effective_layouts(const InputSpec& in, const std::vecto
     if (l == "transposed") ok = rank >= 2 && shape[rank - 1] >= 2 && shape[rank - 2] >= 2;
     else if (l == "strided") ok = rank >= 1 && numel >= 2;
     else if (l == "offset") ok = rank >= 1 && numel >= 1;
-    else if (l == "expanded") ok = rank >= 1 && shape[0] >= 2;
+    else if (l == "expanded") ok = rank >= 1 && shape[0] >= 2 && !(rank == 2 && !structure.empty());
     else if (l == "channels_last") ok = rank == 4 && shape[1] >= 2 && shape[2] * shape[3] >= 2;
     if (ok) out.push_back(l);
   }
@@ -189,7 +192,7 @@ class LayoutsGate : public Gate {
         if (allowed.empty()) continue;
         const bool active = draw_uniform(2) == 1;
         const std::string& layout = allowed[size_t(draw_uniform(int64_t(allowed.size())))];
-        const auto effective = effective_layouts(ctx.schema.inputs[i], c.tensors[i].shape);
+        const auto effective = effective_layouts(ctx.schema.inputs[i], c.tensors[i].shape, c.tensors[i].structure);
         if (!active || std::find(effective.begin(), effective.end(), layout) == effective.end()) continue;
         c.tensors[i].layout = layout;
         any = true;

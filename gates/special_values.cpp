@@ -2,12 +2,16 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <iterator>
+#include <optional>
 #include <tuple>
 
 #include "gauntlet/case_cost.h"
 #include "gauntlet/gate.h"
 #include "gauntlet/judge.h"
+#include "gauntlet/oracle.h"
 #include "gauntlet/property.h"
 
 namespace gauntlet {
@@ -157,6 +161,7 @@ int64_t reduced_axis(const OpSchema& schema, const Case& c, const TensorRecipe& 
 // --- Where special values go (exposed for tests/gates/special_values_test.cpp). ---
 namespace special_values {
 
+
 enum class Where : int64_t {
   First = 0,    // element 0
   Last,         // the last element
@@ -289,14 +294,102 @@ Case draw_case(const CaseSpace& space) {
     std::string what;
     const auto idx = placement_indices(r.shape, Where(where), gate_cases::reduced_axis(space.schema(), c, r),
                                        uint64_t(a), uint64_t(b), &what);
-    for (int64_t i : idx) placed[ti][i] = special_value(kind);
-    if (!idx.empty())
+    // A position the input's structure zeroes would not hold the value (get_inputs() never puts one there).
+    std::vector<int64_t> kept;
+    for (int64_t i : idx)
+      if (structure_keeps(r, i)) kept.push_back(i);
+    for (int64_t i : kept) placed[ti][i] = special_value(kind);
+    if (!kept.empty())
       described += std::string(described.empty() ? "" : "; ") + r.name + " " + what + " = " + special_name(kind);
   }
   for (size_t i = 0; i < c.tensors.size(); ++i)
     for (const auto& [index, value] : placed[i]) c.tensors[i].specials.push_back({index, value});
   c.label += " | specials: " + described;
   return c;
+}
+
+// Stand-ins for the non-finite special values, to see how an output depends on them (the
+// reference with exact zeros made strong, 0 x NaN = 0 x inf = 0, is the limit of finite ones).
+// Finite probes: every special at +-kSmall (its sign kept), then the NaNs at kLarge; both exact
+// in every floating dtype down to float8 e4m3 (max 448). Infinite probes, in float64: the
+// infinities at +-2^200, then +-2^300 (products of three still finite), NaNs at kSmall.
+constexpr double kSmall = 0.375, kLarge = 384.0;
+const double kHuge1 = std::ldexp(1.0, 200), kHuge2 = std::ldexp(1.0, 300);
+// An output the infinities decide is at least this large at kHuge1 (one term times 2^200 and a
+// coefficient of at least 2^-100); anything smaller is an accident of cancellation or a ratio.
+const double kDominant = std::ldexp(1.0, 100);
+
+// An output the infinities drive is a sum of products of them: its dominant part grows by
+// 2^(100 d) from 2^200 to 2^300 for products of d of them, and is multiplied by (-1)^d when every
+// infinity changes sign. This fraction of its size is what the lower-degree and finite rest may
+// leave. A ratio or a log-sum-exp of them does not behave so (cross_entropy's inf - inf stays
+// PyTorch's NaN; docs/tolerances.md).
+constexpr double kFlipSlack = 1e-6;
+
+// The case's inputs with every NaN at `nan_value` and every infinity at +-`inf_magnitude` (as
+// float64 when `to_double`, so that magnitudes past the dtype's range stay finite). A negative
+// `inf_magnitude` gives every infinity the opposite sign.
+std::vector<at::Tensor> with_nonfinite_replaced(const std::vector<at::Tensor>& inputs, double nan_value,
+                                                double inf_magnitude, bool to_double) {
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : inputs) {
+    if (!at::isFloatingType(t.scalar_type())) {
+      out.push_back(t);
+      continue;
+    }
+    const at::Tensor x = to_double ? t.to(at::kDouble) : t;
+    at::Tensor y = at::where(at::isnan(x), at::full({}, nan_value, x.options()), x);
+    y = at::where(at::isinf(y), at::sign(y) * inf_magnitude, y);
+    out.push_back(y);
+  }
+  return out;
+}
+
+// The reference with strong zeros, where the kernel's output is not NaN and the reference's is:
+// a dense reference of a diagonal or triangular problem (torch.diag(a) @ b) multiplies special
+// values by the structure's zeros and spreads NaN over outputs a kernel that uses the structure
+// never touches. From four probes of the reference (the special values replaced as above):
+// `small` every special at +-kSmall, `nan_large` the NaNs at kLarge, `huge1`/`huge2` the
+// infinities at +-2^200/+-2^300, `flipped` huge1 with every infinity's sign changed. An output
+// that moves with the NaNs' value keeps NaN; one that moves with neither takes its value without
+// them; one the infinities drive (dominant, growing and flipping as a product of d of them, see
+// kFlipSlack) becomes that infinity. Anything else keeps the reference's NaN. `accepted`: the
+// elements changed.
+at::Tensor strong_zero_reference(const at::Tensor& ref, const at::Tensor& got, const at::Tensor& small,
+                                 const at::Tensor& nan_large, const at::Tensor& huge1, const at::Tensor& huge2,
+                                 const at::Tensor& flipped, at::Tensor* accepted) {
+  auto flat = [](const at::Tensor& t) { return t.to(at::kDouble).contiguous().reshape({-1}); };
+  const at::Tensor r = flat(ref), o = flat(got), d = flat(small), b = flat(nan_large), h1 = flat(huge1),
+                   h2 = flat(huge2);
+  at::Tensor out = r.clone();
+  at::Tensor mask = at::zeros({r.numel()}, at::kBool);
+  const double *pr = r.data_ptr<double>(), *po = o.data_ptr<double>(), *pd = d.data_ptr<double>(),
+               *pb = b.data_ptr<double>(), *p1 = h1.data_ptr<double>(), *p2 = h2.data_ptr<double>();
+  const at::Tensor fl = flat(flipped);
+  const double* pf = fl.data_ptr<double>();
+  double* pout = out.data_ptr<double>();
+  bool* pm = mask.data_ptr<bool>();
+  for (int64_t e = 0; e < r.numel(); ++e) {
+    if (!std::isnan(pr[e]) || std::isnan(po[e])) continue;
+    if (!std::isfinite(pd[e]) || pd[e] != pb[e]) continue;  // the NaNs' value reaches it
+    double value = NAN;
+    if (std::isfinite(p1[e]) && p1[e] == p2[e] && p1[e] == pd[e]) {
+      value = pd[e];  // no special value reaches it
+    } else if (std::isfinite(p1[e]) && std::isfinite(p2[e]) && std::isfinite(pf[e]) && std::fabs(p1[e]) >= kDominant &&
+               std::signbit(p1[e]) == std::signbit(p2[e])) {
+      const double growth = std::log2(std::fabs(p2[e]) / std::fabs(p1[e])) / 100.0;
+      const double degree = std::round(growth);
+      const double expected_flip = std::fmod(degree, 2.0) == 0 ? p1[e] : -p1[e];
+      if (degree >= 1 && std::fabs(growth - degree) <= 0.01 &&
+          std::fabs(pf[e] - expected_flip) <= kFlipSlack * std::fabs(p1[e]))
+        value = std::copysign(INFINITY, p1[e]);  // the infinities drive it
+    }
+    if (std::isnan(value)) continue;
+    pout[e] = value;
+    pm[e] = true;
+  }
+  if (accepted) *accepted = mask.view(ref.sizes());
+  return out.view(ref.sizes());
 }
 
 }  // namespace special_values
@@ -365,6 +458,7 @@ class SpecialValuesGate : public Gate {
                   {"special_inputs", stats.special_inputs},
                   {"nonfinite_expected", stats.nonfinite_expected},
                   {"finite_expected", stats.finite_expected}};
+    if (stats.nan_through_exact_zero > 0) v.evidence["nan_through_exact_zero"] = stats.nan_through_exact_zero;
     if (stats.nonfinite_expected == 0) {
       // Every reference came out finite: the special values never reached an output, so
       // nothing about their propagation was checked.
@@ -376,6 +470,10 @@ class SpecialValuesGate : public Gate {
     v.message = std::to_string(out.cases) + " cases, " + std::to_string(stats.special_inputs) +
                 " special input values: NaN/Inf positions and signs as the oracle's (" +
                 std::to_string(stats.nonfinite_expected) + " non-finite outputs), finite outputs within tolerance";
+    if (stats.nan_through_exact_zero > 0)
+      v.message += "; " + std::to_string(stats.nan_through_exact_zero) +
+                   " outputs the reference made NaN only through a product with an exact zero were judged against "
+                   "the value without the special inputs (docs/gates.md)";
     if (budget.raised()) {
       v.message += "; " + budget.note();
       v.evidence["case_cost_floor"] = budget.floor;
@@ -397,7 +495,29 @@ class SpecialValuesGate : public Gate {
  private:
   struct Stats {
     int64_t special_inputs = 0, nonfinite_expected = 0, finite_expected = 0;
+    int64_t nan_through_exact_zero = 0;  // accepted: see special_values::nan_through_exact_zero
   };
+
+  // The four probes of special_values::strong_zero_reference, or nothing when the oracle rejects one.
+  struct Probes {
+    OracleResult small, nan_large, huge1, huge2;
+    OracleResult flipped;  // huge1 with every infinity's sign changed
+  };
+  std::optional<Probes> strong_zero_probes(GateContext& ctx, const CaseRun& run) {
+    namespace sv = special_values;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto oracle_of = [&](const std::vector<at::Tensor>& inputs) { return run_oracle(ctx.schema.oracle, inputs, run.c.attrs); };
+    Probes p;
+    p.small = oracle_of(sv::with_nonfinite_replaced(run.inputs, sv::kSmall, sv::kSmall, false));
+    p.nan_large = oracle_of(sv::with_nonfinite_replaced(run.inputs, sv::kLarge, sv::kSmall, false));
+    p.huge1 = oracle_of(sv::with_nonfinite_replaced(run.inputs, sv::kSmall, sv::kHuge1, true));
+    p.huge2 = oracle_of(sv::with_nonfinite_replaced(run.inputs, sv::kSmall, sv::kHuge2, true));
+    p.flipped = oracle_of(sv::with_nonfinite_replaced(run.inputs, sv::kSmall, -sv::kHuge1, true));
+    const bool ok = p.small.ok() && p.nan_large.ok() && p.huge1.ok() && p.huge2.ok() && p.flipped.ok();
+    ctx.timing.oracle += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!ok) return std::nullopt;
+    return p;
+  }
 
   GateVerdict judge(GateContext& ctx, const CaseRun& run, Stats* stats) {
     const Case& c = run.c;
@@ -421,6 +541,8 @@ class SpecialValuesGate : public Gate {
     for (const TensorRecipe& r : c.tensors) stats->special_inputs += int64_t(r.specials.size());
     const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
     const int64_t K = reduction_terms(ctx.schema, c);
+    std::optional<Probes> probes;
+    bool probes_done = false;
     // Output count and shape belong to the contract gate; judge what can be compared.
     for (size_t i = 0; i < run.oracle.outputs.size() && i < got.outputs.size(); ++i) {
       const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output";
@@ -438,6 +560,32 @@ class SpecialValuesGate : public Gate {
       // finite elements stay under the schema's tolerance. Subnormal differences are the
       // subnormals gate's business, so the default options defer them.
       Judgement j = judge_output(oname, got.outputs[i], ref, scale, odtype, tol_it->second, K);
+      if (!j.pass && j.nonfinite_mismatch > 0 && ref.is_floating_point()) {
+        // A NaN the reference spreads through an exact zero is not the kernel's to copy: judge
+        // those elements against the reference with strong zeros.
+        if (!probes_done) {
+          probes = strong_zero_probes(ctx, run);
+          probes_done = true;
+        }
+        bool usable = probes && i < probes->small.outputs.size() && i < probes->nan_large.outputs.size() &&
+                      i < probes->huge1.outputs.size() && i < probes->huge2.outputs.size();
+        usable = usable && i < probes->flipped.outputs.size();
+        if (usable) {
+          at::Tensor mask;
+          const at::Tensor patched = special_values::strong_zero_reference(
+              ref, got.outputs[i], probes->small.outputs[i], probes->nan_large.outputs[i], probes->huge1.outputs[i],
+              probes->huge2.outputs[i], probes->flipped.outputs[i], &mask);
+          const int64_t accepted = mask.sum().item<int64_t>();
+          if (accepted > 0) {
+            at::Tensor patched_scale = scale;
+            const auto& small_scales = probes->small.scales;
+            if (scale.defined() && i < small_scales.size() && small_scales[i].defined())
+              patched_scale = at::where(mask, small_scales[i].to(scale.scalar_type()), scale);
+            j = judge_output(oname, got.outputs[i], patched, patched_scale, odtype, tol_it->second, K);
+            stats->nan_through_exact_zero += accepted;
+          }
+        }
+      }
       if (!j.pass) {
         v.status = Status::Fail;
         v.category = Category::WrongResult;

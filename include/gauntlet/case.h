@@ -96,6 +96,13 @@ struct Case {
 // value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.
 at::Tensor materialize(const TensorRecipe& r);
 std::vector<at::Tensor> materialize_all(const Case& c);
+// The values projected onto a structure over the last two dims (TensorRecipe::structure): entries
+// are kept or zeroed, a symmetric matrix mirrors its lower triangle. Rank < 2, and "symmetric" on
+// non-square matrices, are returned as they are.
+at::Tensor with_structure(const at::Tensor& t, const std::string& structure);
+// Whether the projection keeps the element at flat index `flat` of a recipe's logical tensor as
+// drawn (false: a structural zero, or a symmetric matrix's upper entry, which mirrors the lower).
+bool structure_keeps(const TensorRecipe& r, int64_t flat);
 // The same logical values in another memory layout (see TensorRecipe::layout).
 at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout);
 

@@ -28,6 +28,10 @@ struct KernelManifest {
   std::map<std::string, std::vector<int64_t>> ranks;  // input -> the ranks the kernel accepts
   std::vector<std::string> layouts;                   // the input layouts it accepts ("contiguous", ...)
   std::vector<std::vector<std::string>> equal_dims;   // groups of dims that are equal (square: M, K, N)
+  // input -> the structure its values have over the last two dims (schema.h is_structure_name):
+  // every case projects that input onto it, in and out of the contract. A KernelBench problem's
+  // binding sets it from get_inputs() (a triangular or symmetric matrix problem).
+  std::map<std::string, std::string> structures;
   // A module's problem contract ("shapes": "get_inputs", and every module found as a KernelBench
   // problem, kernelbench.h manifest_for): verify binds the contract's dims and dtype to get_inputs()'
   // own (problem_contract.h) before the gates run. problem_inputs: the schema input each

@@ -19,6 +19,9 @@ struct ProblemBinding {
   bool bound = false;
   std::map<std::string, int64_t> dims;  // the schema dims get_inputs() fixes
   std::map<std::string, int64_t> ranks; // the rank of each input get_inputs() builds
+  // The structure get_inputs() builds into an input (triangular, symmetric, diagonal matrices),
+  // bound or not: it is a property of the values, which no shape binding decides.
+  std::map<std::string, std::string> structures;
   DType dtype = DType::Float32;         // the dtype of its floating tensors
   std::string why_not;                  // when !bound: one line, why the contract keeps ranks only
   // "x [16, 16384] float32" per input, for the report and the progress line.

@@ -70,6 +70,10 @@ struct ValueDomain {
   std::string structure;
 };
 
+// Whether `s` names a value structure (schema values.structure, a manifest's "structure"); "" is none.
+bool is_structure_name(const std::string& s);
+inline constexpr const char* kStructureNames = "lower-triangular, upper-triangular, symmetric or diagonal";
+
 struct InputSpec {
   std::string name;
   // Alternatives of shape patterns; each pattern is a list of dim Exprs (usually plain dim names,

@@ -9,6 +9,7 @@
 #include "gauntlet/builder.h"
 #include "gauntlet/numerics.h"
 #include "gauntlet/rng.h"
+#include "gauntlet/schema.h"
 
 namespace gauntlet {
 namespace {
@@ -148,9 +149,8 @@ std::vector<Distribution> accuracy_distributions() {
 // gate's GPU inputs (tens of millions of elements) use every core of the host.
 constexpr int64_t kMaterializeGrain = int64_t(1) << 16;
 
-// The values projected onto the structure get_inputs() builds (exact: entries are kept or zeroed,
-// a symmetric matrix mirrors its lower triangle). Tensors of rank < 2, and "symmetric" on
-// non-square matrices (a shape outside the contract), are left as drawn.
+// Projecting after the draw keeps every other value's stream unchanged, and placed specials that
+// fall on a structural zero vanish, as get_inputs() itself would never put them there.
 at::Tensor with_structure(const at::Tensor& t, const std::string& structure) {
   if (structure.empty() || t.dim() < 2) return t;
   if (structure == "lower-triangular") return t.tril().contiguous();
@@ -159,6 +159,19 @@ at::Tensor with_structure(const at::Tensor& t, const std::string& structure) {
   if (structure == "symmetric" && t.size(-1) == t.size(-2))
     return (t.tril() + t.tril(-1).transpose(-2, -1)).contiguous();
   return t;
+}
+
+bool structure_keeps(const TensorRecipe& r, int64_t flat) {
+  const size_t rank = r.shape.size();
+  if (r.structure.empty() || rank < 2) return true;
+  const int64_t cols = r.shape[rank - 1], rows = r.shape[rank - 2];
+  if (cols == 0 || rows == 0) return true;
+  const int64_t col = flat % cols, row = (flat / cols) % rows;
+  if (r.structure == "lower-triangular") return col <= row;
+  if (r.structure == "upper-triangular") return col >= row;
+  if (r.structure == "diagonal") return col == row;
+  if (r.structure == "symmetric") return rows != cols || col <= row;
+  return true;
 }
 
 at::Tensor materialize(const TensorRecipe& r) {
@@ -377,6 +390,8 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
       }
       r.positive = t.value("positive", false);
       r.structure = t.value("structure", "");
+      if (!r.structure.empty() && !is_structure_name(r.structure))
+        return (*error = "case tensor has an unknown structure " + r.structure, false);
       r.layout = t.value("layout", "contiguous");
       r.axis = t.value("axis", int64_t(-1));
       if (!is_layout_name(r.layout))

@@ -260,7 +260,8 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
     } else {
       r.distribution = dist;
       r.positive = in.values.kind == "positive" || in.values.kind == "nonnegative";
-      r.structure = in.values.structure;
+      auto declared = manifest_.structures.find(in.name);
+      r.structure = declared != manifest_.structures.end() ? declared->second : in.values.structure;
     }
     c.tensors.push_back(r);
   }

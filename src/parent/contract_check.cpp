@@ -163,6 +163,20 @@ std::vector<ContractIssue> check_contract(const OpSchema& schema, KernelManifest
                                                 " shape (its shapes: " + list_text(shapes, " or ") + ")"});
     }
   }
+  for (const auto& [input, structure] : m->structures) {
+    const InputSpec* in = schema.input(input);
+    if (!in) {
+      issues.push_back({"structure/" + input, "op " + schema.name + " has no input '" + input + "'"});
+      continue;
+    }
+    const std::string& kind = in->values.kind;
+    if (kind != "real" && kind != "positive" && kind != "nonnegative")
+      issues.push_back({"structure/" + input, "input " + input + " holds " + kind + " values; a structure applies to real-valued matrices"});
+    for (const auto& pattern : in->shapes)
+      if (pattern.size() < 2 && !(m->ranks.count(input)))
+        issues.push_back({"structure/" + input, "input " + input + " has a shape of rank " + std::to_string(pattern.size()) +
+                                                     "; a structure is over the last two dims (narrow \"ranks\" to 2 or more)"});
+  }
   if (!m->layouts.empty() && std::find(m->layouts.begin(), m->layouts.end(), "contiguous") == m->layouts.end())
     issues.push_back({"layouts", "must include \"contiguous\" (every kernel takes contiguous inputs)"});
   for (const auto& group : m->equal_dims)

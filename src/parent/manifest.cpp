@@ -72,7 +72,7 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
     if (j.contains(f) && j[f].is_string() && j[f].get<std::string>().find('\0') != std::string::npos)
       return bad(f, "contains a NUL byte");
   static const std::set<std::string> known = {"op", "source", "entry", "backward", "device", "dtypes",
-                                              "attrs", "shapes", "ranks", "layouts", "equal_dims",
+                                              "attrs", "shapes", "ranks", "layouts", "equal_dims", "structure",
                                               "expect", "notes", "reference"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) return bad(it.key(), "unknown field");
@@ -170,6 +170,14 @@ std::optional<KernelManifest> load_manifest(const std::string& path, std::string
       if (!g.is_array() || group.size() != g.size() || group.size() < 2)
         return bad("equal_dims", "each group is a list of at least two dim names, got " + g.dump());
       m.equal_dims.push_back(group);
+    }
+  }
+  if (j.contains("structure")) {
+    if (!j["structure"].is_object()) return bad("structure", "must be an object of input: structure name");
+    for (auto it = j["structure"].begin(); it != j["structure"].end(); ++it) {
+      if (!it.value().is_string() || !is_structure_name(it.value().get<std::string>()))
+        return bad("structure/" + it.key(), "unknown structure " + it.value().dump() + " (" + kStructureNames + ")");
+      m.structures[it.key()] = it.value().get<std::string>();
     }
   }
   if (j.contains("reference")) {

@@ -127,6 +127,7 @@ ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest&
 }
 
 void apply_problem_binding(const ProblemBinding& b, KernelManifest* m) {
+  for (const auto& [input, structure] : b.structures) m->structures[input] = structure;
   if (!b.bound) return;
   for (const auto& [dim, v] : b.dims) {
     DimLimit& lim = m->shapes[dim];
@@ -151,6 +152,10 @@ ProblemBinding bind_problem_contract(const OpSchema& schema, KernelManifest* m, 
   b.describe_seconds = seconds;
   b.described = desc.has_value();
   if (!desc) b.why_not = "its get_inputs() could not be described: " + why;
+  if (desc && desc->inputs.size() == m->problem_inputs.size())
+    for (size_t i = 0; i < desc->inputs.size(); ++i)
+      if (!desc->inputs[i].structure.empty() && schema.input(m->problem_inputs[i]))
+        b.structures[m->problem_inputs[i]] = desc->inputs[i].structure;
   apply_problem_binding(b, m);
   return b;
 }
@@ -165,6 +170,7 @@ nlohmann::json problem_binding_json(const ProblemBinding& b) {
   } else {
     j["why_not"] = b.why_not;
   }
+  if (!b.structures.empty()) j["structure"] = b.structures;
   return j;
 }
 

@@ -169,6 +169,7 @@ nlohmann::json manifest_json(const KernelManifest& m) {
   j["ranks"] = m.ranks;
   j["layouts"] = m.layouts;
   j["equal_dims"] = m.equal_dims;
+  if (!m.structures.empty()) j["structure"] = m.structures;
   return j;
 }
 
@@ -204,6 +205,7 @@ bool manifest_from_json(const nlohmann::json& j, KernelManifest* m, std::string*
     m->ranks = j.value("ranks", std::map<std::string, std::vector<int64_t>>{});
     m->layouts = j.value("layouts", std::vector<std::string>{});
     m->equal_dims = j.value("equal_dims", std::vector<std::vector<std::string>>{});
+    m->structures = j.value("structure", std::map<std::string, std::string>{});
   } catch (const nlohmann::json::exception& e) {
     return (*error = std::string("corrupt embedded manifest: ") + e.what(), false);
   }

@@ -583,6 +583,10 @@ std::vector<SchemaIssue> lint_schema_file(const std::string& path, const std::ve
   return issues;
 }
 
+bool is_structure_name(const std::string& s) {
+  return s == "lower-triangular" || s == "upper-triangular" || s == "symmetric" || s == "diagonal";
+}
+
 std::string default_schema_dir() {
   if (const char* env = std::getenv("GAUNTLET_SCHEMAS"); env && *env) return env;
   std::error_code ec;

@@ -121,11 +121,8 @@ class Linter {
       issue(at(p, "kind"), "unknown value kind \"" + v.kind + "\"");
       return;
     }
-    static const std::set<std::string> kStructures = {"", "lower-triangular", "upper-triangular", "symmetric",
-                                                      "diagonal"};
-    if (!kStructures.count(v.structure))
-      issue(at(p, "structure"), "unknown structure \"" + v.structure +
-                                    "\" (lower-triangular, upper-triangular, symmetric or diagonal)");
+    if (!v.structure.empty() && !is_structure_name(v.structure))
+      issue(at(p, "structure"), "unknown structure \"" + v.structure + "\" (" + kStructureNames + ")");
     bool ranged = v.kind == "index" || v.kind == "integer" || v.kind == "key";
     if (ranged) {
       if (v.below.empty()) issue(at(p, "below"), "kind \"" + v.kind + "\" needs \"below\" (values in [low, below))");
@@ -162,6 +159,27 @@ class Linter {
         else if (ranged || v.kind == "offsets") ok = is_integer_dtype(d);
         else ok = dtype_is_floating(d) || is_integer_dtype(d);  // real-like kinds: any numeric dtype
         if (!ok) issue(at(p, "kind"), std::string("value kind \"") + v.kind + "\" does not fit dtype " + dtype_name(d));
+      }
+    }
+  }
+
+  // A structure lives in the last two dims of a real-valued matrix; "symmetric" needs them equal
+  // (the same dim name in every shape alternative), or the projection could not be made.
+  void check_structure(const InputSpec& in, const std::string& p) {
+    const std::string& s = in.values.structure;
+    if (s.empty()) return;
+    if (in.values.kind != "real" && in.values.kind != "positive" && in.values.kind != "nonnegative") {
+      issue(at(p, "structure"), "\"structure\" applies to real-valued kinds (real, positive, nonnegative)");
+      return;
+    }
+    for (const auto& shape : in.shapes) {
+      if (shape.size() < 2) {
+        issue(at(p, "structure"), "\"structure\" needs every shape of rank >= 2 (it is over the last two dims)");
+        return;
+      }
+      if (s == "symmetric" && shape[shape.size() - 1] != shape[shape.size() - 2]) {
+        issue(at(p, "structure"), "\"symmetric\" needs the last two dims to be the same dim (square matrices)");
+        return;
       }
     }
   }
@@ -267,6 +285,7 @@ class Linter {
       }
       const std::vector<DType>* dts = in.dtypes.empty() ? nullptr : &in.dtypes;
       check_values(in.values, at(p, "values"), dts);
+      check_structure(in, at(p, "values"));
       if (in.layouts.empty()) issue(at(p, "layouts"), "no layouts (at least \"contiguous\")");
       else if (std::find(in.layouts.begin(), in.layouts.end(), "contiguous") == in.layouts.end())
         issue(at(p, "layouts"), "layouts must include \"contiguous\"");

@@ -173,6 +173,13 @@ TEST(CorpusTools, KernelbenchJsonlSamplesEachProblemAndSpreadsOverProblems) {
   ASSERT_EQ(sh(tool() + " --checkout " + root + " --per-problem 1 --out " + jsonl).exit_code, 0);
   EXPECT_EQ(files(), "a1 b1 c1 ");
   EXPECT_EQ(sh(tool() + " --checkout " + root + " --per-problem -1 --out " + jsonl).exit_code, 2);
+  // --problems picks problem ids (ranges allowed); a malformed list is a usage error.
+  ASSERT_EQ(sh(tool() + " --checkout " + root + " --problems 20-21 --out " + jsonl).exit_code, 0);
+  EXPECT_EQ(files(), "b1 c1 ");
+  ASSERT_EQ(sh(tool() + " --checkout " + root + " --problems 19,21 --per-problem 1 --out " + jsonl).exit_code, 0);
+  EXPECT_EQ(files(), "a1 c1 ");
+  EXPECT_EQ(sh(tool() + " --checkout " + root + " --problems 21-19 --out " + jsonl).exit_code, 2);
+  EXPECT_EQ(sh(tool() + " --checkout " + root + " --problems x --out " + jsonl).exit_code, 2);
 }
 
 // audit_summary.py, the docs' figures of an audit: a gate whose status is harness-error counts as

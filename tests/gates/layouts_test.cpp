@@ -15,7 +15,8 @@ using gauntlet::testing::load_test_schema;
 // gates/layouts.cpp has no header of its own (one file per gate): its testable piece is declared
 // here exactly as defined there.
 namespace gauntlet::layouts_gate {
-std::vector<std::string> effective_layouts(const InputSpec& in, const std::vector<int64_t>& shape);
+std::vector<std::string> effective_layouts(const InputSpec& in, const std::vector<int64_t>& shape,
+                                           const std::string& structure = "");
 }  // namespace gauntlet::layouts_gate
 
 namespace {
@@ -90,6 +91,14 @@ TEST(LayoutsCases, LayoutsThatChangeNothingAreNotOffered) {
   EXPECT_FALSE(has(bias, "transposed"));
   EXPECT_TRUE(has(bias, "strided"));
   EXPECT_FALSE(has(layouts_gate::effective_layouts(s.inputs[2], {1}), "strided"));
+  // A structured matrix is never expanded along its rows (equal rows are not triangular); a batch
+  // of them may be (each batch element keeps its structure).
+  InputSpec matrix = x;
+  matrix.layouts = {"contiguous", "transposed", "expanded"};
+  EXPECT_TRUE(has(layouts_gate::effective_layouts(matrix, {4, 4}), "expanded"));
+  EXPECT_FALSE(has(layouts_gate::effective_layouts(matrix, {4, 4}, "lower-triangular"), "expanded"));
+  EXPECT_TRUE(has(layouts_gate::effective_layouts(matrix, {4, 4}, "lower-triangular"), "transposed"));
+  EXPECT_TRUE(has(layouts_gate::effective_layouts(matrix, {3, 4, 4}, "symmetric"), "expanded"));
 }
 
 // A real gate run on a corpus kernel, in the sandbox.

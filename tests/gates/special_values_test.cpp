@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 
@@ -24,6 +25,11 @@ enum class Where : int64_t;
 std::vector<int64_t> placement_indices(const std::vector<int64_t>& shape, Where where, int64_t axis, uint64_t a,
                                        uint64_t b, std::string* what);
 Case draw_case(const CaseSpace& space);
+std::vector<at::Tensor> with_nonfinite_replaced(const std::vector<at::Tensor>& inputs, double nan_value,
+                                                double inf_magnitude, bool to_double);
+at::Tensor strong_zero_reference(const at::Tensor& ref, const at::Tensor& got, const at::Tensor& small,
+                                 const at::Tensor& nan_large, const at::Tensor& huge1, const at::Tensor& huge2,
+                                 const at::Tensor& flipped, at::Tensor* accepted);
 }  // namespace gauntlet::special_values
 
 namespace {
@@ -250,6 +256,126 @@ TEST(SpecialValuesGate, FmaxAmaxShrinksToOneNaN) {
 TEST(SpecialValuesGate, UnguardedLogsumexpShrinksToOneInfinity) {
   // A one-element slice holding +inf (inf - inf) or -inf (-inf - -inf) is the smallest failure.
   expect_shrunk_to_one_special("bugs/special-values/logsumexp_unguarded_max.json", {"+inf", "-inf"}, 1);
+}
+
+// What the gate computes: the reference on the inputs, and its four probes.
+struct Strong {
+  at::Tensor patched, accepted;
+};
+Strong strong_zero(const std::function<at::Tensor(const std::vector<at::Tensor>&)>& model,
+                   const std::vector<at::Tensor>& inputs, const at::Tensor& got) {
+  namespace sv = special_values;
+  auto on = [&](const std::vector<at::Tensor>& in) { return model(in); };
+  Strong out;
+  const at::Tensor flipped = on(sv::with_nonfinite_replaced(inputs, 0.375, -std::ldexp(1.0, 200), true));
+  out.patched = sv::strong_zero_reference(
+      on(inputs), got, on(sv::with_nonfinite_replaced(inputs, 0.375, 0.375, false)),
+      on(sv::with_nonfinite_replaced(inputs, 384.0, 0.375, false)),
+      on(sv::with_nonfinite_replaced(inputs, 0.375, std::ldexp(1.0, 200), true)),
+      on(sv::with_nonfinite_replaced(inputs, 0.375, std::ldexp(1.0, 300), true)), flipped, &out.accepted);
+  return out;
+}
+
+// diag(a) @ b with a[0] = -inf and b[2][1] = NaN: the dense reference is NaN down all of column 1
+// (0 x NaN). A kernel computing a[i] * b[i][j] gives -inf * b[0][1] in row 0 and finite values in
+// row 1: what the reference gives with strong zeros, and accepted; the element the NaN really
+// reaches ([2][1]) stays NaN. Two infinities multiplied (a[0] = -inf, b[0][0] = +inf) give -inf.
+TEST(SpecialValuesJudging, ANanSpreadOnlyThroughExactZerosIsNotTheKernels) {
+  at::Tensor a = at::tensor({2.0f, -3.0f, 5.0f});
+  at::Tensor b = at::arange(9, at::kFloat).reshape({3, 3}) + 1;  // b[0][1] = 2, b[1][1] = 5
+  a[0] = -INFINITY;
+  b[2][1] = NAN;
+  b[0][0] = INFINITY;
+  auto dense = [](const std::vector<at::Tensor>& in) { return at::matmul(at::diag(in[0].to(at::kDouble)), in[1].to(at::kDouble)); };
+  const at::Tensor skipping = a.unsqueeze(1) * b;
+  const at::Tensor ref = dense({a, b});
+  EXPECT_TRUE(at::isnan(ref.select(1, 1)).all().item<bool>());  // 0 x NaN down the column
+  EXPECT_TRUE(at::isnan(ref[1][0]).item<bool>());                // 0 x inf
+  const Strong s = strong_zero(dense, {a, b}, skipping);
+  EXPECT_EQ(s.patched[0][1].item<double>(), -INFINITY);  // -inf * 2
+  EXPECT_EQ(s.patched[1][1].item<double>(), -15.0);      // -3 * 5
+  EXPECT_EQ(s.patched[0][0].item<double>(), -INFINITY);  // -inf * +inf
+  EXPECT_EQ(s.patched[1][0].item<double>(), -12.0);      // -3 * 4
+  EXPECT_TRUE(at::isnan(s.patched[2][1]).item<bool>());
+  EXPECT_FALSE(s.accepted[2][1].item<bool>());
+  EXPECT_TRUE(at::equal(at::isnan(s.patched), at::isnan(skipping)));
+  EXPECT_TRUE(at::allclose(at::nan_to_num(s.patched.to(at::kFloat)), at::nan_to_num(skipping)));
+
+  // A lower-triangular l times a column of +inf: row i of the reference adds l[i][k] * inf for
+  // k <= i and 0 * inf past it (NaN); a triangular kernel's sum is +-inf when l[i][0..i] share a
+  // sign, and NaN when they do not (inf - inf), which strong zeros give too.
+  const at::Tensor l = at::tensor({1.0f, 0.0f, 0.0f, 2.0f, 3.0f, 0.0f, -1.0f, 2.0f, 4.0f}).reshape({3, 3});
+  at::Tensor column = at::ones({3, 2});
+  column.select(1, 0).fill_(INFINITY);
+  auto tri = [](const std::vector<at::Tensor>& in) { return at::matmul(in[0].to(at::kDouble), in[1].to(at::kDouble)); };
+  at::Tensor kernel = at::zeros({3, 2});
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 2; ++j) {
+      float acc = 0;
+      for (int64_t k = 0; k <= i; ++k) acc += l[i][k].item<float>() * column[k][j].item<float>();
+      kernel[i][j] = acc;
+    }
+  const Strong t = strong_zero(tri, {l, column}, kernel);
+  EXPECT_EQ(t.patched[0][0].item<double>(), INFINITY);
+  EXPECT_EQ(t.patched[1][0].item<double>(), INFINITY);
+  EXPECT_TRUE(at::isnan(kernel[2][0]).item<bool>());
+  EXPECT_FALSE(t.accepted[2][0].item<bool>());
+
+  // Infinities from both inputs reaching one output (a column of +inf in A, an element of -inf
+  // and a row of +inf in B, all kept by the lower-triangular structure): wherever the kernel that
+  // skips the structural zeros is not NaN, strong zeros give exactly its value.
+  const int64_t n = 5;
+  at::Tensor A = at::tril(at::arange(1, n * n + 1, at::kFloat).reshape({n, n}).remainder(7) - 3);
+  at::Tensor B = at::tril(at::arange(2, n * n + 2, at::kFloat).reshape({n, n}).remainder(5) - 2);
+  A.select(1, 1).slice(0, 1).fill_(INFINITY);
+  B[0][0] = -INFINITY;
+  B.select(0, 3).slice(0, 0, 4).fill_(INFINITY);
+  at::Tensor tri_kernel = at::zeros({n, n});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j <= i; ++j) {
+      float acc = 0;
+      for (int64_t k = j; k <= i; ++k) acc += A[i][k].item<float>() * B[k][j].item<float>();
+      tri_kernel[i][j] = acc;
+    }
+  const Strong both = strong_zero(tri, {A, B}, tri_kernel);
+  EXPECT_GT(both.accepted.sum().item<int64_t>(), 0);
+  EXPECT_TRUE(at::equal(at::isnan(both.patched), at::isnan(tri_kernel))) << both.patched << tri_kernel;
+  EXPECT_TRUE(at::equal(at::isinf(both.patched), at::isinf(tri_kernel))) << both.patched << tri_kernel;
+
+  // relu(NaN) returned as 0 (fmaxf), clamp(NaN) as 1, a row max or a sum dropping NaN: the NaN's
+  // own value reaches those outputs, so the reference's NaN stays and the kernel fails.
+  const at::Tensor x = at::tensor({NAN, 2.0f, -1.0f});
+  auto relu = [](const std::vector<at::Tensor>& in) { return at::relu(in[0].to(at::kDouble)); };
+  EXPECT_FALSE(strong_zero(relu, {x}, at::tensor({0.0f, 2.0f, 0.0f})).accepted.any().item<bool>());
+  auto clamp = [](const std::vector<at::Tensor>& in) { return at::clamp(in[0].to(at::kDouble), -1, 1); };
+  EXPECT_FALSE(strong_zero(clamp, {x}, at::tensor({1.0f, 1.0f, -1.0f})).accepted.any().item<bool>());
+  auto amax = [](const std::vector<at::Tensor>& in) { return in[0].to(at::kDouble).amax(0, true); };
+  EXPECT_FALSE(strong_zero(amax, {x}, at::tensor({2.0f})).accepted.any().item<bool>());
+  auto sum = [](const std::vector<at::Tensor>& in) { return in[0].to(at::kDouble).sum(0, true); };
+  EXPECT_FALSE(strong_zero(sum, {x}, at::tensor({1.0f})).accepted.any().item<bool>());
+  // An infinity that only a ratio sees (softmax of a row holding +inf: NaN, a kernel's 1 there)
+  // is not driven by the infinity's size: the probes do not grow, the NaN stays.
+  const at::Tensor y = at::tensor({INFINITY, 1.0f, 2.0f});
+  auto softmax = [](const std::vector<at::Tensor>& in) { return at::softmax(in[0].to(at::kDouble), 0); };
+  EXPECT_FALSE(strong_zero(softmax, {y}, at::tensor({1.0f, 0.0f, 0.0f})).accepted.any().item<bool>());
+  // cross_entropy of a row holding +inf: PyTorch's NaN (inf - inf inside log_softmax) stays the
+  // answer; +inf, the limit, grows with the probes but does not flip with them.
+  auto xent = [](const std::vector<at::Tensor>& in) {
+    return at::cross_entropy_loss(in[0].to(at::kDouble), at::tensor({int64_t(1), int64_t(0)})).reshape({1});
+  };
+  const at::Tensor logits = at::tensor({INFINITY, 1.0f, 0.5f, 2.0f}).reshape({2, 2});
+  EXPECT_TRUE(at::isnan(xent({logits})).all().item<bool>());
+  EXPECT_FALSE(strong_zero(xent, {logits}, at::tensor({INFINITY})).accepted.any().item<bool>());
+
+  // The probes' inputs: NaNs and infinities replaced, finite values kept, integers untouched.
+  const auto probes = special_values::with_nonfinite_replaced({at::tensor({NAN, -INFINITY, 1.5f}), at::tensor({int64_t(3)})},
+                                                              384.0, 0.375, false);
+  EXPECT_TRUE(at::equal(probes[0], at::tensor({384.0f, -0.375f, 1.5f})));
+  EXPECT_EQ(probes[1].scalar_type(), at::kLong);
+  EXPECT_EQ(special_values::with_nonfinite_replaced({y}, 0.375, std::ldexp(1.0, 200), true)[0][0].item<double>(),
+            std::ldexp(1.0, 200));
+  EXPECT_EQ(special_values::with_nonfinite_replaced({y}, 0.375, -std::ldexp(1.0, 200), true)[0][0].item<double>(),
+            -std::ldexp(1.0, 200));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "gauntlet/builder.h"
 #include "gauntlet/case.h"
@@ -224,6 +225,80 @@ TEST(Case, EdgeDistributionsStayInTheirRange) {
     EXPECT_LE(big.max().item<double>(), lim.max_finite) << dtype_name(dt);
     EXPECT_GE(big.min().item<double>(), lim.max_finite / 4 * 0.99) << dtype_name(dt);
   }
+}
+
+// A structure projects the drawn values exactly (kept or zeroed, a symmetric matrix mirrors its
+// lower triangle), holds in every layout, survives the replay JSON, and leaves the other entries
+// the dense draw's own (so a replay file from before still draws the same stream).
+TEST(Case, StructuresProjectTheDrawAndSurviveJsonAndLayouts) {
+  TensorRecipe r = recipe(DType::Float32, Distribution::Normal, {2, 5, 5});
+  const at::Tensor dense = materialize(r);
+  const std::map<std::string, at::Tensor> expected = {
+      {"lower-triangular", dense.tril()},
+      {"upper-triangular", dense.triu()},
+      {"diagonal", dense.tril().triu()},
+      {"symmetric", dense.tril() + dense.tril(-1).transpose(-2, -1)}};
+  for (const auto& [structure, want] : expected) {
+    r.structure = structure;
+    r.layout = "contiguous";
+    const at::Tensor t = materialize(r);
+    EXPECT_TRUE(at::equal(t, want)) << structure;
+    EXPECT_TRUE(at::equal(t.tril(), t) || structure != "lower-triangular");
+    if (structure == "symmetric") EXPECT_TRUE(at::equal(t, t.transpose(-2, -1)));
+    for (const char* layout : {"transposed", "strided", "offset", "expanded"}) {
+      r.layout = layout;
+      at::Tensor laid = materialize(r);
+      if (std::string(layout) != "expanded") EXPECT_TRUE(at::equal(laid, want)) << structure << " " << layout;
+      else EXPECT_TRUE(at::equal(laid[1], want[0])) << structure;  // each batch element keeps it
+    }
+    Case c;
+    r.layout = "contiguous";
+    c.tensors = {r};
+    Case back;
+    std::string error;
+    ASSERT_TRUE(case_from_json(nlohmann::json::parse(case_to_json(c).dump()), &back, &error)) << error;
+    EXPECT_EQ(back.tensors[0].structure, structure);
+    EXPECT_TRUE(at::equal(materialize(back.tensors[0]), want)) << structure;
+  }
+  // Vectors, and a symmetric structure on a non-square matrix (a shape outside any contract that
+  // promises it), are left as drawn.
+  TensorRecipe v = recipe(DType::Float32, Distribution::Normal, {6});
+  const at::Tensor vd = materialize(v);
+  v.structure = "lower-triangular";
+  EXPECT_TRUE(at::equal(materialize(v), vd));
+  TensorRecipe wide = recipe(DType::Float32, Distribution::Normal, {3, 4});
+  const at::Tensor wd = materialize(wide);
+  wide.structure = "symmetric";
+  EXPECT_TRUE(at::equal(materialize(wide), wd));
+  wide.structure = "upper-triangular";
+  EXPECT_TRUE(at::equal(materialize(wide), wd.triu()));
+  // structure_keeps names exactly the elements the projection keeps as drawn.
+  for (const char* structure : {"lower-triangular", "upper-triangular", "diagonal", "symmetric"})
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 4, 4}, std::vector<int64_t>{3, 5}}) {
+      TensorRecipe k = recipe(DType::Float64, Distribution::Normal, shape);
+      const at::Tensor drawn = materialize(k).reshape({-1});
+      k.structure = structure;
+      const at::Tensor projected = materialize(k).reshape({-1});
+      for (int64_t f = 0; f < drawn.numel(); ++f)
+        EXPECT_EQ(structure_keeps(k, f), projected[f].item<double>() == drawn[f].item<double>())
+            << structure << " " << f;
+    }
+  // Specials on a structural zero vanish; on the kept triangle they stay.
+  TensorRecipe sp = recipe(DType::Float32, Distribution::Normal, {3, 3});
+  sp.structure = "lower-triangular";
+  sp.specials = {{1, NAN}, {3, INFINITY}};
+  const at::Tensor st = materialize(sp);
+  EXPECT_EQ(st[0][1].item<float>(), 0.0f);
+  EXPECT_EQ(st[1][0].item<float>(), INFINITY);
+  // A replay file naming an unknown structure is refused, not guessed.
+  Case bad;
+  bad.tensors = {sp};
+  nlohmann::json j = case_to_json(bad);
+  j["tensors"][0]["structure"] = "banded";
+  Case back;
+  std::string error;
+  EXPECT_FALSE(case_from_json(j, &back, &error));
+  EXPECT_NE(error.find("banded"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -120,6 +120,42 @@ TEST(Contract, CaseSpaceKeepsEqualDimsEqual) {
   EXPECT_EQ(CaseSpace(s, m).limits_for("M").second, 64);
 }
 
+// A declared structure reaches every case CaseSpace builds, inside the contract and beyond it
+// (the values' promise does not depend on the shape), and is checked against the schema.
+TEST(Contract, ADeclaredStructureShapesEveryCase) {
+  const std::string p = write_temp(R"({"op": "matmul", "source": "k.cpp", "structure": {"a": "lower-triangular"}})");
+  std::string error;
+  auto m = load_manifest(p, &error);
+  std::remove(p.c_str());
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->structures.at("a"), "lower-triangular");
+  const OpSchema s = load_test_schema("matmul");
+  EXPECT_TRUE(check_contract(s, &*m).empty());
+  for (bool hold : {true, false}) {
+    const Case c = matmul_case(s, *m, 6, 6, 3, hold);
+    EXPECT_EQ(c.tensors[0].structure, "lower-triangular");
+    EXPECT_EQ(c.tensors[1].structure, "");
+    const at::Tensor a = materialize(c.tensors[0]);
+    EXPECT_TRUE(at::equal(a, a.tril())) << hold;
+    EXPECT_FALSE(at::equal(a, a.triu())) << hold;
+  }
+  KernelManifest bad = *m;
+  bad.structures = {{"q", "diagonal"}};
+  auto issues = check_contract(s, &bad);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues[0].field, "structure/q");
+  const OpSchema embedding = load_test_schema("embedding");
+  KernelManifest idx;
+  idx.structures = {{embedding.inputs[1].name, "diagonal"}};
+  issues = check_contract(embedding, &idx);
+  ASSERT_FALSE(issues.empty()) << embedding.inputs[1].name;
+  EXPECT_NE(issues[0].message.find("real-valued"), std::string::npos) << issues[0].message;
+  const std::string wrong = write_temp(R"({"op": "matmul", "source": "k.cpp", "structure": {"a": "banded"}})");
+  EXPECT_FALSE(load_manifest(wrong, &error));
+  EXPECT_NE(error.find("field 'structure/a': unknown structure \"banded\""), std::string::npos) << error;
+  std::remove(wrong.c_str());
+}
+
 TEST(Contract, CaseSpacePassesOverRanksTheContractExcludes) {
   const OpSchema s = load_test_schema("softmax");  // x: [M,N] or [B,M,N]
   KernelManifest m;

@@ -631,6 +631,41 @@ TEST(Schema, FutureOpFieldsParseAndLint) {
   EXPECT_TRUE(issues.empty()) << render(issues);
 }
 
+// values.structure (a matrix problem's triangular, symmetric or diagonal inputs): read, and linted
+// for its name, its kind, its rank and, for symmetric, square last dims.
+TEST(Schema, ValueStructuresAreReadAndLinted) {
+  const json matmul = read_json(source_schemas() + "/matmul.json");
+  auto lint_of = [&](const std::function<void(json&)>& edit) {
+    json j = matmul;
+    edit(j);
+    static TempDir dir;
+    std::string file = dir.write("matmul.json", j.dump());
+    std::vector<SchemaIssue> issues;
+    auto s = load_schema_file(file, &issues);
+    return std::make_tuple(file, lint_schema_file(file, {}), s);
+  };
+  {
+    auto [file, issues, s] = lint_of([](json& j) { j["inputs"][0]["values"]["structure"] = "lower-triangular"; });
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->inputs[0].values.structure, "lower-triangular");
+    EXPECT_TRUE(issues.empty()) << render(issues);
+  }
+  struct Bad {
+    std::function<void(json&)> edit;
+    const char* message;
+  };
+  const std::vector<Bad> bad = {
+      {[](json& j) { j["inputs"][0]["values"]["structure"] = "banded"; }, "unknown structure \"banded\""},
+      {[](json& j) { j["inputs"][0]["values"]["structure"] = "symmetric"; }, "same dim (square matrices)"},
+      {[](json& j) { j["inputs"][0]["shapes"] = json::array({json::array({"K"})}); j["inputs"][0]["values"]["structure"] = "diagonal"; },
+       "rank >= 2"},
+  };
+  for (const Bad& b : bad) {
+    auto [file, issues, s] = lint_of(b.edit);
+    EXPECT_TRUE(has_issue(issues, file, "/inputs/0/values/structure", b.message)) << b.message << "\n" << render(issues);
+  }
+}
+
 TEST(Schema, FutureOpFieldsAreLinted) {
   auto lint_of = [](const char* text, const std::function<void(json&)>& edit) {
     json j = json::parse(text);

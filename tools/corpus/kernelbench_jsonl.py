@@ -120,12 +120,14 @@ def leaderboard_lines(checkout, levels):
     return lines, unpaired
 
 
-def select(lines, per_problem, spread):
+def select(lines, per_problem, spread, problems=None):
     """At most `per_problem` candidates of each (level, problem), in their order; `spread`: the
     first candidate of every problem, then every second one, and so on, so that an audit cut short
-    by its time limit has seen as many problems as it could."""
+    by its time limit has seen as many problems as it could; `problems`: only these problem ids."""
     seen, kept = {}, []
     for line in lines:
+        if problems and line["problem_id"] not in problems:
+            continue
         key = (line["level"], line["problem_id"])
         rank = seen.get(key, 0)
         seen[key] = rank + 1
@@ -153,7 +155,23 @@ def main():
                     help="at most N candidates of each problem (default: all)")
     ap.add_argument("--spread", action="store_true",
                     help="order round-robin over problems: each problem's first candidate, then each one's second, ...")
+    ap.add_argument("--problems", default="",
+                    help="only these problem ids, comma-separated, ranges allowed (e.g. 12-15,19)")
     a = ap.parse_args()
+    problems = set()
+    try:
+        for part in (x.strip() for x in a.problems.split(",")):
+            if not part:
+                continue
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if first > last:
+                raise ValueError(part)
+            problems.update(range(first, last + 1))
+    except ValueError:
+        print("kernelbench_jsonl: --problems takes ids or ranges separated by commas (12-15,19), not %r" % a.problems,
+              file=sys.stderr)
+        return 2
     if a.per_problem < 0:
         print("kernelbench_jsonl: --per-problem takes a count >= 0, not %d" % a.per_problem, file=sys.stderr)
         return 2
@@ -168,7 +186,7 @@ def main():
         except (OSError, ValueError) as e:
             print("kernelbench_jsonl: %s: %s" % (os.path.join(a.checkout, LEADERBOARD_INDEX), e), file=sys.stderr)
             return 2
-        lines = select(lines, a.per_problem, a.spread)
+        lines = select(lines, a.per_problem, a.spread, problems)
         with open(a.out, "w", encoding="utf-8") as out:
             for line in lines:
                 if a.tag:
@@ -207,7 +225,7 @@ def main():
             line["tag"] = a.tag
         line.update(recorded.get(lp, {}))
         lines.append(line)
-    lines = select(lines, a.per_problem, a.spread)
+    lines = select(lines, a.per_problem, a.spread, problems)
     written = len(lines)
     with open(a.out, "w", encoding="utf-8") as out:
         for line in lines:

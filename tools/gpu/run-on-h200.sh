@@ -23,7 +23,8 @@
 #                     GPU_AUDIT_REPLAY=N: replay the first N failures it left, one per kernel)
 #   GPU_KB=DIR        a KernelBench checkout's candidates paired with its problems, audited (below;
 #                     GPU_KB_RESUME=FILE: an earlier call's kb-audit.db to resume; GPU_KB_PER_PROBLEM=N
-#                     candidates of each problem at most, GPU_KB_SPREAD=1 round-robin over problems)
+#                     candidates of each problem at most, GPU_KB_SPREAD=1 round-robin over problems,
+#                     GPU_KB_PROBLEMS=12-15,19 only those problem ids)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
 #   GPU_BUILD_BENCH=1 first, before gauntlet's build: where a load_inline build's time goes
 #                     (tools/gpu/bench_module_build.py; BENCH_STEPS=light: torch's cold build,
@@ -260,7 +261,7 @@ if [ -n "${GPU_KB:-}" ]; then
   fi
   python3 tools/corpus/kernelbench_jsonl.py --checkout "$GPU_KB" --out "$BUILD_DIR/kb-pairs.jsonl" \
     ${GPU_KB_GLOBS:-} ${GPU_KB_LEVELS:+--levels "$GPU_KB_LEVELS"} ${GPU_KB_PER_PROBLEM:+--per-problem "$GPU_KB_PER_PROBLEM"} \
-    ${GPU_KB_SPREAD:+--spread} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
+    ${GPU_KB_SPREAD:+--spread} ${GPU_KB_PROBLEMS:+--problems "$GPU_KB_PROBLEMS"} --tag "$(basename "$GPU_KB")" 2>> "$OUT/kb.log"
   tail -1 "$OUT/kb.log" | tee -a "$OUT/steps.log"
   # What the database held before this call: the summary's rate counts only what this call completed.
   kb_before=()
