@@ -192,8 +192,10 @@ Case draw_case(const CaseSpace& space, DType dtype, const Plan& plan) {
       if (axis >= 0) shift = rng::portable_log(double(r.shape[size_t(axis)]));
     }
     std::map<int64_t, double> placed;
+    // A structured input (a triangular matrix) keeps the mixed-in values: a position its
+    // structure zeroes moves to its mirror, else every planted normal value could vanish.
     for (int64_t k : keys)
-      placed[int64_t(rng::below(seed, 0x7100 + t, uint64_t(k), uint64_t(n)))] =
+      placed[structure_position(r, int64_t(rng::below(seed, 0x7100 + t, uint64_t(k), uint64_t(n))))] =
           mix_value(fill.mix, r.dtype, seed, t, uint64_t(k), shift);
     for (const auto& [index, value] : placed) r.specials.push_back({index, value});
     c.label += "+" + std::to_string(placed.size()) + " " + mix_name(fill.mix);

@@ -103,6 +103,9 @@ at::Tensor with_structure(const at::Tensor& t, const std::string& structure);
 // Whether the projection keeps the element at flat index `flat` of a recipe's logical tensor as
 // drawn (false: a structural zero, or a symmetric matrix's upper entry, which mirrors the lower).
 bool structure_keeps(const TensorRecipe& r, int64_t flat);
+// A position the structure keeps, near `flat`: itself when kept, else its mirror across the
+// diagonal (a triangle's other half), or the diagonal element of its row or column.
+int64_t structure_position(const TensorRecipe& r, int64_t flat);
 // The same logical values in another memory layout (see TensorRecipe::layout).
 at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout);
 

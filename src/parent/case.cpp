@@ -174,6 +174,16 @@ bool structure_keeps(const TensorRecipe& r, int64_t flat) {
   return true;
 }
 
+int64_t structure_position(const TensorRecipe& r, int64_t flat) {
+  if (structure_keeps(r, flat)) return flat;
+  const size_t rank = r.shape.size();
+  const int64_t cols = r.shape[rank - 1], rows = r.shape[rank - 2];
+  const int64_t col = flat % cols, row = (flat / cols) % rows, base = flat - (row * cols + col);
+  if (r.structure != "diagonal" && col < rows && row < cols) return base + col * cols + row;
+  const int64_t d = std::min(row, col);
+  return base + d * cols + d;
+}
+
 at::Tensor materialize(const TensorRecipe& r) {
   int64_t n = 1;
   for (int64_t s : r.shape) n *= s;

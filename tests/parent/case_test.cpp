@@ -283,6 +283,19 @@ TEST(Case, StructuresProjectTheDrawAndSurviveJsonAndLayouts) {
         EXPECT_EQ(structure_keeps(k, f), projected[f].item<double>() == drawn[f].item<double>())
             << structure << " " << f;
     }
+  // structure_position moves a zeroed position to one the structure keeps, in the same matrix.
+  for (const char* structure : {"lower-triangular", "upper-triangular", "diagonal", "symmetric"})
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 4, 4}, std::vector<int64_t>{3, 5}, std::vector<int64_t>{5, 3}}) {
+      TensorRecipe k = recipe(DType::Float32, Distribution::Normal, shape);
+      k.structure = structure;
+      const int64_t matrix = shape[shape.size() - 1] * shape[shape.size() - 2];
+      for (int64_t f = 0; f < matrix * (shape.size() == 3 ? 2 : 1); ++f) {
+        const int64_t moved = structure_position(k, f);
+        EXPECT_TRUE(structure_keeps(k, moved)) << structure << " " << f << " -> " << moved;
+        EXPECT_EQ(moved / matrix, f / matrix) << structure << " " << f;
+        if (structure_keeps(k, f)) EXPECT_EQ(moved, f);
+      }
+    }
   // Specials on a structural zero vanish; on the kept triangle they stay.
   TensorRecipe sp = recipe(DType::Float32, Distribution::Normal, {3, 3});
   sp.structure = "lower-triangular";
