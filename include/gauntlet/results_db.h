@@ -84,6 +84,7 @@ class ResultsDb {
   std::string path_;
   bool has_entry_info_ = true;  // false: a database from before entry_info, opened read-only
   bool has_standard_check_ = true;  // false: one from before standard_check, opened read-only
+  bool has_gate_scope_ = true;      // false: one from before gates.scope, opened read-only
 };
 
 // The records of a results database as a JSON array, one per kernel, ordered by entry: each in

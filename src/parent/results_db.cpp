@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS kernels(
 CREATE TABLE IF NOT EXISTS gates(
   kernel_hash TEXT NOT NULL, manifest_hash TEXT NOT NULL, tool_version TEXT NOT NULL, seed TEXT NOT NULL,
   gate TEXT NOT NULL, status TEXT NOT NULL, category TEXT NOT NULL, message TEXT NOT NULL,
-  replay TEXT, seconds REAL, cases INTEGER, outputs_sha256 TEXT, evidence TEXT,
+  replay TEXT, seconds REAL, cases INTEGER, outputs_sha256 TEXT, evidence TEXT, scope TEXT,
   PRIMARY KEY (kernel_hash, manifest_hash, tool_version, seed, gate));
 )sql";
 
@@ -69,9 +69,10 @@ std::mutex& db_mutex() {
 }
 
 // Whether `schema`.kernels has `column` (entry_info came after schema version 1's first tables).
-bool has_column(sqlite3* db, const std::string& schema, const std::string& column) {
+bool has_column(sqlite3* db, const std::string& schema, const std::string& column,
+                const std::string& table = "kernels") {
   std::string e;
-  Stmt st(db, "PRAGMA " + schema + ".table_info(kernels)", &e);
+  Stmt st(db, "PRAGMA " + schema + ".table_info(" + table + ")", &e);
   if (!e.empty()) return false;
   while (sqlite3_step(st.s) == SQLITE_ROW)
     if (st.col(1) == column) return true;
@@ -143,6 +144,7 @@ std::unique_ptr<ResultsDb> ResultsDb::open_impl(const std::string& path, bool re
   }
   r->has_entry_info_ = has_column(db, "main", "entry_info");
   r->has_standard_check_ = has_column(db, "main", "standard_check");
+  r->has_gate_scope_ = has_column(db, "main", "scope", "gates");
   if (read_only) return r;
   // WAL: a writer never blocks readers (the report can read a running audit), and with
   // synchronous=NORMAL each commit survives the process being killed (not a power loss).
@@ -156,7 +158,11 @@ std::unique_ptr<ResultsDb> ResultsDb::open_impl(const std::string& path, bool re
     if (!has_column(db, "main", column) &&
         !r->exec(std::string("ALTER TABLE kernels ADD COLUMN ") + column + " TEXT;", &e))
       return (*error = path + ": " + e, nullptr);
-  r->has_entry_info_ = r->has_standard_check_ = true;
+  // A gate's scope decides unsafe from fail: without it a resumed audit read every stored
+  // out-of-contract failure back as in-contract (a database from before it: null, as in-contract).
+  if (!has_column(db, "main", "scope", "gates") && !r->exec("ALTER TABLE gates ADD COLUMN scope TEXT;", &e))
+    return (*error = path + ": " + e, nullptr);
+  r->has_entry_info_ = r->has_standard_check_ = r->has_gate_scope_ = true;
   return r;
 }
 
@@ -191,8 +197,8 @@ bool ResultsDb::put_gate(const KernelKey& key, const GateVerdict& v, std::string
   std::string e;
   // REPLACE: a gate is only stored again when its stored record could not be read back.
   Stmt st(db_, std::string("INSERT OR REPLACE INTO gates(") + kKeyColumns +
-                   ", gate, status, category, message, replay, seconds, cases, outputs_sha256, evidence)"
-                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   ", gate, status, category, message, replay, seconds, cases, outputs_sha256, evidence, scope)"
+                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
           &e);
   if (!e.empty()) return (*error = path_ + ": " + e, false);
   st.key(key);
@@ -205,6 +211,7 @@ bool ResultsDb::put_gate(const KernelKey& key, const GateVerdict& v, std::string
   sqlite3_bind_int(st.s, 11, v.cases);
   st.text_or_null(12, v.outputs_sha256);
   st.text_or_null(13, v.evidence.empty() ? "" : v.evidence.dump());
+  st.text_or_null(14, v.scope);
   if (sqlite3_step(st.s) != SQLITE_DONE) return (*error = write_failed(path_, "storing gate " + v.name, db_), false);
   return true;
 }
@@ -248,8 +255,8 @@ std::map<std::string, GateVerdict> ResultsDb::gates(const KernelKey& key, std::s
   std::lock_guard<std::mutex> lock(db_mutex());
   std::map<std::string, GateVerdict> out;
   std::string e;
-  Stmt st(db_, std::string("SELECT gate, status, category, message, replay, seconds, cases, outputs_sha256, evidence"
-                           " FROM gates WHERE (") + kKeyColumns + ") = (?,?,?,?)",
+  Stmt st(db_, std::string("SELECT gate, status, category, message, replay, seconds, cases, outputs_sha256, evidence, ") +
+                   (has_gate_scope_ ? "scope" : "NULL") + " FROM gates WHERE (" + kKeyColumns + ") = (?,?,?,?)",
           &e);
   if (!e.empty()) return (*error = path_ + ": " + e, out);
   st.key(key);
@@ -260,6 +267,7 @@ std::map<std::string, GateVerdict> ResultsDb::gates(const KernelKey& key, std::s
                         {"cases", sqlite3_column_int(st.s, 6)}, {"outputs_sha256", st.col(7)}};
     const nlohmann::json ev = parse_or_null(st.col(8));
     if (ev.is_object()) g["evidence"] = ev;
+    if (!st.col(9).empty()) g["scope"] = st.col(9);
     // A record that does not read back is left out: that gate runs again and replaces it.
     if (auto v = gate_from_json(g, &e)) out[v->name] = *v;
   }
@@ -354,6 +362,7 @@ bool ResultsDb::merge_from(const std::string& other, std::string* error) {
   const std::string cols = std::string(kKeyColumns);
   const std::string src_info = has_column(db_, "src", "entry_info") ? "entry_info" : "NULL";
   const bool src_checks = has_column(db_, "src", "standard_check");
+  const std::string src_scope = has_column(db_, "src", "scope", "gates") ? "scope" : "NULL";
   // A standard check stored in either input is kept: a row that has none takes the other's.
   const std::string take_checks =
       src_checks ? "UPDATE kernels SET standard_check=(SELECT s.standard_check FROM src.kernels s WHERE"
@@ -362,8 +371,9 @@ bool ResultsDb::merge_from(const std::string& other, std::string* error) {
                  : "";
   const std::string sql =
       "BEGIN IMMEDIATE;"
-      "INSERT OR IGNORE INTO gates SELECT " + cols +
-      ", gate, status, category, message, replay, seconds, cases, outputs_sha256, evidence FROM src.gates;"
+      "INSERT OR IGNORE INTO gates(" + cols + ", gate, status, category, message, replay, seconds, cases, outputs_sha256,"
+      " evidence, scope) SELECT " + cols + ", gate, status, category, message, replay, seconds, cases, outputs_sha256,"
+      " evidence, " + src_scope + " FROM src.gates;"
       "INSERT INTO kernels(" + cols + ", entry, op, device, verdict, report, entry_error, entry_info, standard_check, updated_at) SELECT " +
       cols + ", entry, op, device, verdict, report, entry_error, " + src_info + ", " + (src_checks ? "standard_check" : "NULL") +
       ", updated_at FROM src.kernels WHERE true"

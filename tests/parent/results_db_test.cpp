@@ -94,6 +94,10 @@ TEST(ResultsDb, GatesRoundTripAndReinsertingDoesNotDuplicate) {
                                  verdict("accuracy", Status::Fail, Category::WrongResult, "3 ulp"),
                                  verdict("memory", Status::Error, Category::Crash, "SIGSEGV"),
                                  verdict("gradients", Status::Skip, Category::None, "skip: no backward")};
+  // The scope decides unsafe from fail: a resumed audit reads stored gates back (it once lost it,
+  // and an out-of-contract layouts failure became an in-contract one).
+  vs[1].scope = "out-of-contract";
+  vs[0].scope = "in-contract";
   for (int round = 0; round < 2; ++round)
     for (const GateVerdict& v : vs) ASSERT_TRUE(db->put_gate(k, v, &error)) << error;
   EXPECT_EQ(count_rows(path, "gates"), 4);
@@ -102,6 +106,9 @@ TEST(ResultsDb, GatesRoundTripAndReinsertingDoesNotDuplicate) {
   EXPECT_EQ(stored["accuracy"].status, Status::Fail);
   EXPECT_EQ(stored["accuracy"].evidence, vs[1].evidence);
   EXPECT_EQ(stored["accuracy"].replay, vs[1].replay);
+  EXPECT_EQ(stored["accuracy"].scope, "out-of-contract");
+  EXPECT_EQ(stored["contract"].scope, "in-contract");
+  EXPECT_EQ(stored["memory"].scope, "");
   EXPECT_EQ(stored["memory"].category, Category::Crash);
   EXPECT_EQ(stored["gradients"].message, "skip: no backward");
   EXPECT_TRUE(db->gates(key("aa", 2), &error).empty());  // another seed is another audit
@@ -304,6 +311,11 @@ TEST(ResultsDb, ADatabaseFromBeforeEntryInfoStillOpens) {
                    {{"name", "19_ReLU"}, {"line", 3}, {"fields", {{"model", "m-7b"}, {"tag", "r2"}}}}};
   ASSERT_TRUE(db->put_kernel(key("d"), rec, &error)) << error;
   EXPECT_EQ(db->kernel(key("d"), &error)->info, rec.info);
+  // Its gates table gains the scope column.
+  GateVerdict outside = verdict("layouts", Status::Fail, Category::WrongResult, "x");
+  outside.scope = "out-of-contract";
+  ASSERT_TRUE(db->put_gate(key("d"), outside, &error)) << error;
+  EXPECT_EQ(db->gates(key("d"), &error)["layouts"].scope, "out-of-contract") << error;
   // A later write without info (a rerun's in-progress row) keeps it.
   rec.info = nullptr;
   ASSERT_TRUE(db->put_kernel(key("d"), rec, &error)) << error;
