@@ -452,6 +452,24 @@ std::optional<Diagnosis> diagnose_wrong_output(const OpSchema& schema, const Cas
           }
       }
   }
+  // A kernel that keeps to its matrices' structure (a triangular one reads only its triangle) and
+  // reads a transposed one's storage row-major sees that storage projected onto the structure.
+  bool structured = false;
+  for (const TensorRecipe& r : c.tensors) structured = structured || !r.structure.empty();
+  if (!raw.empty() && structured) {
+    std::vector<at::Tensor> projected = raw;
+    for (size_t t = 0; t < projected.size() && t < c.tensors.size(); ++t)
+      if (projected[t].defined() && projected[t].is_floating_point())
+        projected[t] = with_structure(projected[t], c.tensors[t].structure);
+    const OracleResult r = run_oracle(schema.oracle, projected, c.attrs);
+    if (r.ok())
+      for (size_t i = 0; i < n && i < r.outputs.size(); ++i)
+        if (floating(got[i]) && explains(got[i], r.outputs[i], expected[i], 1e-3, output_name(i), &example))
+          return Diagnosis{"contiguous-read", "a non-contiguous input is read as contiguous storage, of which the kernel "
+                                              "keeps only the promised structure: the output is the op on " +
+                                                  nonconti_text(c) + " read row-major from its data pointer and made " +
+                                                  "triangular, symmetric or diagonal again (" + example + ")"};
+  }
   if (n >= 1 && floating(got[0]) && expected[0].defined())
     if (auto d = half_accumulation(schema, c, inputs, got[0], expected[0], output_name(0))) return d;
   return std::nullopt;

@@ -125,6 +125,29 @@ TEST(Diagnosis, AViewReadAsContiguousStorageIsNamed) {
   EXPECT_EQ(name_of(diagnose_wrong_output(s, contiguous, {view.contiguous()}, {storage_read}, {want})), "(none)");
 }
 
+// A triangular kernel handed a transposed upper-triangular b: it reads the storage row-major and
+// keeps only the upper triangle of what it reads (the rest is promised zero), so the output is the
+// op on the storage projected onto the structure; a dense storage read does not explain it.
+TEST(Diagnosis, AStructuredViewReadAsContiguousIsNamed) {
+  const OpSchema s = load_test_schema("matmul");
+  const at::Tensor a = at::triu(at::arange(16, at::kFloat).reshape({4, 4}).remainder(5) - 2);
+  const at::Tensor stored = at::triu(at::arange(16, at::kFloat).reshape({4, 4}).remainder(7) - 3);
+  const at::Tensor b = stored.t().contiguous().t();  // upper-triangular values, transposed layout
+  Case c = case_of({a, b});
+  c.tensors[0].structure = c.tensors[1].structure = "upper-triangular";
+  c.tensors[1].layout = "transposed";
+  const at::Tensor want = exact("matmul", {a, b});
+  const at::Tensor storage_rows = b.t().contiguous().reshape({4, 4});  // row-major over b's storage
+  const at::Tensor got = at::matmul(a, at::triu(storage_rows));
+  auto d = diagnose_wrong_output(s, c, {a, b}, {got}, {want});
+  EXPECT_EQ(name_of(d), "contiguous-read");
+  EXPECT_NE(d->text.find("promised structure"), std::string::npos) << d->text;
+  // Without the structure in the case, the same output has no name (a dense read gives a@storage).
+  Case dense = c;
+  dense.tensors[0].structure = dense.tensors[1].structure = "";
+  EXPECT_EQ(name_of(diagnose_wrong_output(s, dense, {a, b}, {got}, {want})), "(none)");
+}
+
 // A reduction over a transposed view read row-major (the 2-D softmax that indexes data_ptr).
 TEST(Diagnosis, AReductionOverAViewReadAsContiguousIsNamed) {
   const OpSchema s = load_test_schema("softmax");
