@@ -42,6 +42,11 @@ struct ProblemBinding {
 ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest& manifest,
                                    const ModuleDescription& description);
 
+// The structure get_inputs() builds into each schema input (a triangular matrix problem mapped to
+// matmul), by the map's input order; empty when the counts differ.
+std::map<std::string, std::string> problem_structures(const OpSchema& schema, const KernelManifest& manifest,
+                                                      const ModuleDescription& description);
+
 // Writes a binding into the manifest's contract: each bound dim's limits become its size, each
 // input's ranks its get_inputs() rank, the dtypes the bound dtype. A manifest whose contract already narrows a dim keeps the narrower.
 void apply_problem_binding(const ProblemBinding& b, KernelManifest* m);

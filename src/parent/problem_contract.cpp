@@ -126,6 +126,16 @@ ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest&
   return no("get_inputs()' case cannot be built from schema " + schema.name + ": " + last);
 }
 
+std::map<std::string, std::string> problem_structures(const OpSchema& schema, const KernelManifest& manifest,
+                                                      const ModuleDescription& d) {
+  std::map<std::string, std::string> out;
+  if (d.inputs.size() != manifest.problem_inputs.size()) return out;
+  for (size_t i = 0; i < d.inputs.size(); ++i)
+    if (!d.inputs[i].structure.empty() && schema.input(manifest.problem_inputs[i]))
+      out[manifest.problem_inputs[i]] = d.inputs[i].structure;
+  return out;
+}
+
 void apply_problem_binding(const ProblemBinding& b, KernelManifest* m) {
   for (const auto& [input, structure] : b.structures) m->structures[input] = structure;
   if (!b.bound) return;
@@ -152,10 +162,7 @@ ProblemBinding bind_problem_contract(const OpSchema& schema, KernelManifest* m, 
   b.describe_seconds = seconds;
   b.described = desc.has_value();
   if (!desc) b.why_not = "its get_inputs() could not be described: " + why;
-  if (desc && desc->inputs.size() == m->problem_inputs.size())
-    for (size_t i = 0; i < desc->inputs.size(); ++i)
-      if (!desc->inputs[i].structure.empty() && schema.input(m->problem_inputs[i]))
-        b.structures[m->problem_inputs[i]] = desc->inputs[i].structure;
+  if (desc) b.structures = problem_structures(schema, *m, *desc);
   apply_problem_binding(b, m);
   return b;
 }

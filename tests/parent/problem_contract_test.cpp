@@ -58,6 +58,35 @@ TEST(ProblemContract, MatmulDimsBindFromBothInputs) {
   EXPECT_NE(outside_contract_reason(m, build(s, m, {{"M", 3}, {"K", 256}, {"N", 32}})).find("M = 3"), std::string::npos);
 }
 
+// A mapped problem whose get_inputs() builds a lower-triangular a: the binding carries that into
+// the manifest's structure, and every case built under it keeps the triangle.
+TEST(ProblemContract, AStructuredInputReachesTheContractAndItsCases) {
+  const OpSchema s = load_test_schema("matmul");
+  KernelManifest m = problem("matmul", {"a", "b"});
+  ModuleDescription d = described({{16, 16}, {16, 16}});
+  d.inputs[0].structure = "lower-triangular";
+  ProblemBinding b = bind_problem_shapes(s, m, d);
+  ASSERT_TRUE(b.bound) << b.why_not;
+  b.structures = problem_structures(s, m, d);
+  EXPECT_EQ(b.structures, (std::map<std::string, std::string>{{"a", "lower-triangular"}}));
+  EXPECT_EQ(problem_binding_json(b)["structure"]["a"], "lower-triangular");
+  apply_problem_binding(b, &m);
+  EXPECT_EQ(m.structures.at("a"), "lower-triangular");
+  const Case c = build(s, m, {{"M", 16}, {"K", 16}, {"N", 16}});
+  const at::Tensor a = materialize(c.tensors[0]);
+  EXPECT_TRUE(at::equal(a, a.tril()));
+  EXPECT_EQ(c.tensors[1].structure, "");
+  // A description whose tensor count differs from the map's binds no structure.
+  KernelManifest one = problem("matmul", {"a"});
+  EXPECT_TRUE(problem_structures(s, one, d).empty());
+  // Not bound (ranks only), the structure still holds: it is a property of the values.
+  ProblemBinding unbound;
+  unbound.structures = {{"b", "upper-triangular"}};
+  KernelManifest n = problem("matmul", {"a", "b"});
+  apply_problem_binding(unbound, &n);
+  EXPECT_EQ(n.structures.at("b"), "upper-triangular");
+}
+
 TEST(ProblemContract, TheRankPicksTheShapeAlternative) {
   const OpSchema s = load_test_schema("relu");
   const KernelManifest m = problem("relu", {"x"});
