@@ -2,7 +2,7 @@
 # Model multiplies diag(A) by B densely; ModelNew scales each row of B by A[i]. On special inputs
 # the dense reference spreads a NaN of B down its whole column through the diagonal's zeros
 # (0 x NaN), where ModelNew leaves the other rows finite: the special-values gate judges those
-# elements against the reference without the special value (docs/gates.md), so this passes.
+# elements against the reference with strong zeros (docs/tolerances.md), so this passes.
 import torch
 import torch.nn as nn
 

@@ -367,6 +367,22 @@ TEST(SpecialValuesJudging, ANanSpreadOnlyThroughExactZerosIsNotTheKernels) {
   EXPECT_TRUE(at::isnan(xent({logits})).all().item<bool>());
   EXPECT_FALSE(strong_zero(xent, {logits}, at::tensor({INFINITY})).accepted.any().item<bool>());
 
+  // Without infinities the gate passes the small probe as the three huge ones (they would be the
+  // same): a NaN spread through a zero is still told from a NaN the output depends on.
+  {
+    at::Tensor bn = b.clone();
+    bn[0][0] = 1.0f;
+    const at::Tensor aa = a.clone().fill_(2.0f);
+    const at::Tensor ref_nan = dense({aa, bn});
+    const at::Tensor kernel_nan = aa.unsqueeze(1) * bn;
+    const at::Tensor small = dense(special_values::with_nonfinite_replaced({aa, bn}, 0.375, 0.375, false));
+    const at::Tensor large = dense(special_values::with_nonfinite_replaced({aa, bn}, 384.0, 0.375, false));
+    at::Tensor accepted;
+    const at::Tensor patched =
+        special_values::strong_zero_reference(ref_nan, kernel_nan, small, large, small, small, small, &accepted);
+    EXPECT_TRUE(at::equal(at::isnan(patched), at::isnan(kernel_nan)));
+    EXPECT_EQ(accepted.sum().item<int64_t>(), 2);  // column 1, rows 0 and 1
+  }
   // The probes' inputs: NaNs and infinities replaced, finite values kept, integers untouched.
   const auto probes = special_values::with_nonfinite_replaced({at::tensor({NAN, -INFINITY, 1.5f}), at::tensor({int64_t(3)})},
                                                               384.0, 0.375, false);
