@@ -223,8 +223,10 @@ std::vector<Baseline> baselines_for(const GateContext& ctx) {
 class ClockSection {
  public:
   explicit ClockSection(GateContext& ctx) : ctx_(ctx) {
-    if (ctx_.clock_section) ctx_.clock_section(true), held_ = true;
+    if (ctx_.clock_section) shared_ = ctx_.clock_section(true), held_ = true;
   }
+  // Whether a child past its GPU turn's bound was still running on the device when entered.
+  bool shared() const { return shared_; }
   ~ClockSection() { leave(); }
   void leave() {
     if (held_) ctx_.clock_section(false), held_ = false;
@@ -232,7 +234,7 @@ class ClockSection {
 
  private:
   GateContext& ctx_;
-  bool held_ = false;
+  bool held_ = false, shared_ = false;
 };
 
 class TimingGate : public Gate {
@@ -355,6 +357,7 @@ class TimingGate : public Gate {
     // Only the timed loop and the peak measurement need the device alone (ClockSection); inputs,
     // oracles, the child's start and the judging below run beside other work.
     ClockSection clock(ctx);
+    bool gpu_shared = clock.shared();
     phase = SteadyClock::now();
     // One timed run per baseline (a native kernel has one: the library op), each interleaving the
     // candidate with that baseline. All but a torch.compile baseline share the first child.
@@ -413,6 +416,7 @@ class TimingGate : public Gate {
       wire::TimeReply r;
       Outcome o = time_once(*own, req, &r);
       clock_s += since(phase);
+      gpu_shared = gpu_shared || own_clock.shared();
       own_clock.leave();
       own->finish();
       if (o.kind == Outcome::Kind::Ok) reps[b] = std::move(r);
@@ -549,6 +553,11 @@ class TimingGate : public Gate {
     if (still_unsteady)
       *summary += fmt(", unsteady (candidate IQR %.0f%% within an input set", 100 * worst_spread) + " after " +
                   std::to_string(reps.size() + size_t(retimes)) + " timed runs): figures uncertain";
+    // Time-slicing with a slow kernel only adds time: uncertain figures, never a false failure.
+    (*evidence)["gpu_shared"] = gpu_shared;
+    if (gpu_shared)
+      *summary += ", GPU shared during the timed loop with another kernel's child running past its turn bound "
+                  "(--gpu-turn-bound): figures uncertain";
     if (baselines.size() > 1) (*evidence)["baselines"] = all;
     if (is_module_schema(ctx.schema))  // cost "0": no floor, no utilization
       (*evidence)["roofline"] = {{"note", "an unmapped module has no cost model (flops, bytes): no physical floor; "

@@ -51,7 +51,9 @@ struct GateContext {
   // Entered (true) and left (false) around the part of a gate whose clocks must have the device to
   // itself: the timing gate's timed loop and peak measurement. verify serializes these per GPU, so
   // several kernels' timing gates can generate inputs and oracles at once; null: nothing to do.
-  std::function<void(bool)> clock_section;
+  // Entering returns true when the device is shared all the same: a child past its GPU turn's
+  // bound still runs there (gpu_turn.h), time-sliced with the timed loop.
+  std::function<bool(bool)> clock_section;
   // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
   struct Timing {
     double spawn = 0;   // starting children and loading the kernel into them

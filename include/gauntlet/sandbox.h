@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,13 @@ struct SandboxOptions {
   // (reference_threads_for). The float64 answer differs between thread counts in its last bits at
   // most (reduction order), which no float32/float16 verdict can see.
   int reference_threads = 0;
+  // A GPU turn's bound (--gpu-turn-bound, gpu_turn.h): a CUDA child's request that has held its
+  // GPU turn this long without replying gives the turn up and runs on beside the next holder,
+  // time-sliced, until it replies or its own --timeout ends it. 1 s is many times the longest
+  // request of a correct control (docs/gpu.md) and short beside any --timeout. 0: unbounded.
+  double gpu_turn_bound_seconds = 1.0;
+  // Tests (a fake device): CPU children take GPU turns on this lock file as CUDA children do.
+  std::string fake_gpu_turn_lock;
 };
 
 // The reference child's threads under `options`: reference_threads when set, else the online CPUs
@@ -79,6 +87,7 @@ struct Outcome {
 };
 
 class WorkerSession;
+class GpuTurn;
 
 // Starts worker children. One per verify or per audit lane; owns the zygote. Thread-safe: the
 // gates of one kernel run in parallel threads (VerifyOptions::jobs) and spawn through one launcher.
@@ -174,9 +183,14 @@ class WorkerSession {
   bool special_frame(const wire::Frame& f, Outcome* out);
   void kill_now();
   int wait_status(bool* exited);
-  // read_frame, sampling the child's resident memory while it waits when watched (CUDA children);
-  // true with *over filled (out-of-memory, child killed) when the memory went past the limit.
-  wire::ReadStatus read_reply(wire::Frame* f, std::string* why, Outcome* over, bool* over_limit);
+  // read_frame, sampling the child's resident memory while it waits when watched (CUDA children;
+  // `watch` false: never), and giving `turn` up once it has been held past its bound (GpuTurn::
+  // overrun); *over_limit with *over filled (out-of-memory, child killed) past the memory limit.
+  wire::ReadStatus read_reply(wire::Frame* f, std::string* why, Outcome* over, bool* over_limit,
+                              GpuTurn* turn = nullptr, bool watch = true);
+  // This session's GPU turn for one request (CUDA children, or any under a fake device); none
+  // otherwise. The child's deadline moves by the wait: a queue is never the kernel's timeout.
+  void take_gpu_turn(std::optional<GpuTurn>& turn);
 
   Launcher* launcher_ = nullptr;
   pid_t pid_ = -1;

@@ -69,6 +69,7 @@ struct VerifyFlags {
   bool allow_unsafe = false;
   uint64_t seed = 0;
   int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 4, oracle_threads = 0, build_timeout = 600;
+  double gpu_turn_bound = 1.0;
   bool seed_given = false, no_zygote = false, quiet = false, dtypes_given = false, entry_given = false;
 };
 
@@ -219,6 +220,7 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   s.gpu_index = f.gpu;
   s.reference_threads = f.oracle_threads;
   s.module_load_seconds = f.build_timeout;
+  s.gpu_turn_bound_seconds = f.gpu_turn_bound;
   if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;
 }
@@ -396,6 +398,9 @@ void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
   c->add_flag("--no-zygote", f.no_zygote, "fork+exec a fresh worker per gate instead of forking the zygote");
 }
 
+constexpr const char* kGpuTurnBoundHelp =
+    "seconds a CUDA child's request keeps the GPU to itself; past it the GPU is shared with the next child, so a "
+    "slow or spinning kernel cannot stall the others (default 1; 0: no bound)";
 constexpr const char* kBuildTimeoutHelp =
     "seconds a Python module's import and build may take (load_inline, Triton; default 600): past it, timeout";
 constexpr const char* kOracleThreadsHelp =
@@ -427,6 +432,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   verify->add_option("--gpu-jobs", vf.gpu_jobs, "gate processes in flight for a CUDA kernel: they start side by side and take turns executing on the GPU (default 4)")
       ->check(CLI::Range(1, 64));
+  verify->add_option("--gpu-turn-bound", vf.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
 
   VerifyFlags kf;
   CLI::App* kb = app.add_subcommand("kbcheck", "the field's standard check, for comparison: KernelBench's own for a Python module (5 trials of get_inputs()), else 5 U[0,1) trials at one shape; allclose 1e-2");
@@ -445,6 +451,7 @@ int main(int argc, char** argv) {
   selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
   selftest->add_option("--jobs,-j", sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
   selftest->add_option("--gpu-jobs", sf.gpu_jobs, "gate processes in flight for a CUDA kernel, taking turns on the GPU (default 4)")->check(CLI::Range(1, 64));
+  selftest->add_option("--gpu-turn-bound", sf.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
 
   AuditOptions ao;
   ao.verify.seed = 1;  // fixed, so that a rerun (and every shard) continues the same audit
@@ -457,6 +464,7 @@ int main(int argc, char** argv) {
   audit->add_option("--gpus", af.gpus, "GPU indices for CUDA kernels (default 0 when present)");
   audit->add_option("--gpu-jobs", ao.gpu_lanes, "CUDA kernels in flight per GPU, each a lane of its own; their children execute on the GPU one at a time (default 4)")
       ->check(CLI::Range(1, 64));
+  audit->add_option("--gpu-turn-bound", af.v.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
   audit->add_option("--build-jobs", ao.build_jobs, "Python modules built at once, ahead of the lanes that verify them (default: one per CPU)")
       ->check(CLI::Range(1, 256));
   audit->add_option("--shard", af.shard, "i/n: audit only the i-th of n parts, split by kernel hash (default from Slurm/Kubernetes)");

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "gauntlet/cuda_errors.h"
-#include "gauntlet/file_lock.h"
+#include "gauntlet/gpu_turn.h"
 #include "gauntlet/interrupt.h"
 #include "gauntlet/kernel_abi.h"
 
@@ -766,15 +766,14 @@ bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
   return false;
 }
 
-namespace {
-// A CUDA child's request waits for its GPU's turn (file_lock.h); CPU children take none. Waiting
-// for the GPU is not the kernel's time: the child's deadline moves by the wait.
-void take_gpu_turn(bool cuda, const Launcher* launcher, int64_t* deadline_ms, std::optional<GpuTurn>& turn) {
-  if (!cuda || !launcher) return;
-  turn.emplace(launcher->options().gpu_index);
-  *deadline_ms += int64_t(turn->waited_seconds() * 1000);
+void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn) {
+  if (!launcher_) return;
+  const SandboxOptions& opt = launcher_->options();
+  if (!opt.fake_gpu_turn_lock.empty()) turn.emplace(opt.fake_gpu_turn_lock);
+  else if (cuda_) turn.emplace(opt.gpu_index);
+  else return;
+  deadline_ms_ += int64_t(turn->waited_seconds() * 1000);
 }
-}  // namespace
 
 Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
                                 std::string* reply_payload) {
@@ -790,11 +789,13 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
   // still ends at the first case that hangs.
   deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
   std::optional<GpuTurn> turn;
-  take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
+  take_gpu_turn(turn);
   wire::write_frame(req_fd_, type, payload);
   wire::Frame f;
   std::string why;
-  wire::ReadStatus rs = wire::read_frame(rep_fd_, &f, deadline_ms_, &why);
+  Outcome unused;
+  bool over_limit = false;
+  wire::ReadStatus rs = read_reply(&f, &why, &unused, &over_limit, turn ? &*turn : nullptr, /*watch=*/false);
   if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
   if (special_frame(f, &o)) return o;
   if (f.type != reply_type) {
@@ -826,7 +827,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   // so the exchange is exercised wherever the module tests run.
   const bool handshake = python_worker_;
   std::optional<GpuTurn> turn;
-  if (!handshake) take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
+  if (!handshake) take_gpu_turn(turn);
   wire::CaseRequest sent = request;  // the tensors are shared, not copied
   sent.turn_handshake = handshake;
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(sent));
@@ -838,7 +839,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   bool holding = false;
   std::string turn_slip;
   while (true) {
-    wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit);
+    wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit, turn ? &*turn : nullptr);
     if (over_limit) return o;
     if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
     if (special_frame(f, &o)) return o;
@@ -857,7 +858,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
       break;
     }
     holding = true;
-    take_gpu_turn(cuda_, launcher_, &deadline_ms_, turn);
+    take_gpu_turn(turn);
     wire::write_frame(req_fd_, wire::FrameType::TurnGrant, "");
   }
   // Every protocol violation names what was malformed (an empty reason hid which check failed).
@@ -937,12 +938,16 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   return o;
 }
 
-wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Outcome* over, bool* over_limit) {
+wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Outcome* over, bool* over_limit,
+                                           GpuTurn* turn, bool watch) {
   *over_limit = false;
-  if (resident_limit_ <= 0) return wire::read_frame(rep_fd_, f, deadline_ms_, why);
+  watch = watch && resident_limit_ > 0;
+  const double bound = launcher_ ? launcher_->options().gpu_turn_bound_seconds : 0.0;
+  auto bounded = [&] { return turn && turn->outer() && !turn->overran() && bound > 0; };
   // Sample every 20 ms until the reply starts (or the deadline), and once more when it has come:
   // a child that grew past the limit while computing is killed even if it managed to reply.
   auto check = [&]() {
+    if (!watch) return false;
     const int64_t rss = resident_memory_bytes(pid_);
     if (rss <= resident_limit_) return false;
     kill_now();
@@ -957,11 +962,20 @@ wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Out
                     "; the process group was killed";
     return true;
   };
-  while (true) {
-    const int64_t left = deadline_ms_ - wire::now_ms();
-    if (left <= 0) break;
+  while (watch || bounded()) {
+    int64_t slice = deadline_ms_ - wire::now_ms();
+    if (slice <= 0) break;
+    if (watch) slice = std::min<int64_t>(slice, 20);
+    if (bounded()) {
+      const int64_t to_bound = int64_t((bound - turn->held_seconds()) * 1000);
+      if (to_bound <= 0) {
+        turn->overrun();  // the GPU goes to the next child; this one runs on beside it
+        continue;
+      }
+      slice = std::min(slice, to_bound);
+    }
     pollfd pfd{rep_fd_, POLLIN, 0};
-    const int r = poll(&pfd, 1, int(std::min<int64_t>(left, 20)));
+    const int r = poll(&pfd, 1, int(std::max<int64_t>(slice, 1)));
     if (check()) return wire::ReadStatus::Eof;
     if (r > 0) break;
   }

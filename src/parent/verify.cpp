@@ -18,7 +18,7 @@
 #include "gauntlet/contract_check.h"
 #include "gauntlet/contract_scope.h"
 #include "gauntlet/root_cause.h"
-#include "gauntlet/file_lock.h"
+#include "gauntlet/gpu_turn.h"
 #include "gauntlet/interrupt.h"
 #include "gauntlet/module_build.h"
 #include "gauntlet/module_oracle.h"
@@ -214,7 +214,12 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   std::optional<GpuTurn> clock_turn;
   const int gpu_index = launcher.options().gpu_index;
   if (manifest.device == "cuda")
-    base.clock_section = [&clock_turn, gpu_index](bool enter) { enter ? (void)clock_turn.emplace(gpu_index) : clock_turn.reset(); };
+    base.clock_section = [&clock_turn, gpu_index](bool enter) {
+      if (!enter) return clock_turn.reset(), false;
+      clock_turn.emplace(gpu_index);
+      // No child can start overrunning while this turn is held: only one already running matters.
+      return GpuTurn::overrun_in_progress(gpu_index);
+    };
   const std::vector<std::string> names = options.gates.empty() ? gate_names() : options.gates;
   std::vector<GateVerdict> verdicts(names.size());
   std::vector<bool> ran(names.size(), false);
@@ -389,7 +394,9 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
     const GpuTurn::Totals t = GpuTurn::process_totals();
     report.environment["gpu_turns"] = {{"turns", t.turns - turns_before.turns},
                                        {"waited_seconds", t.waited_seconds - turns_before.waited_seconds},
-                                       {"held_seconds", t.held_seconds - turns_before.held_seconds}};
+                                       {"held_seconds", t.held_seconds - turns_before.held_seconds},
+                                       {"overruns", t.overruns - turns_before.overruns},
+                                       {"bound_seconds", launcher.options().gpu_turn_bound_seconds}};
   }
   if (python) report.environment["module"] = {{"kind", "python"}, {"worker", "python/gauntlet_pyworker.py"}, {"entry", manifest.entry}};
   if (module_ref) report.environment["module"]["oracle"] = module_oracle_json(*module_ref);

@@ -17,6 +17,8 @@
 #                     GPU_SELFTEST_LIMIT: seconds before a selftest run is cut short)
 #   GPU_CTX_BENCH=1   fresh CUDA context starts, 1-16 processes at once (tools/gpu/ctx_bench.cu)
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
+#   GPU_SPINNER=1     the CUDA controls' audit alone and beside a spinning kernel (spinner.md;
+#                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound)
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
 #                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume;
@@ -178,12 +180,20 @@ if [ "${GPU_SELFTEST:-0}" = 1 ]; then
   done
 fi
 # GPU_CTX_BENCH=1: how fresh CUDA contexts start when 1, 2, 4, 8, 16 processes start at once
-# (tools/gpu/ctx_bench.cu): the floor under one fresh-context sandbox per (kernel, gate).
+# (tools/gpu/ctx_bench.cu: the driver alone), then what a gauntlet child's context costs under each
+# context-creation setting (tools/gpu/ctx_settings_bench.py: torch imported first, as in the zygote;
+# GPU_CTX_SETTINGS: a subset of its setting names, "|"-separated). The serial cost per context of
+# gauntlet's own setting becomes CTX_SERIAL, the throughput ceiling's unit below.
 if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
   stamp "context start bench"
   nvcc -O2 -o "$BUILD_DIR/ctx_bench" tools/gpu/ctx_bench.cu -lcuda > "$OUT/ctx-bench.md" 2>&1 &&
     "$BUILD_DIR/ctx_bench" 1 1 2 4 8 16 16 >> "$OUT/ctx-bench.md" 2>&1
   cat "$OUT/ctx-bench.md"
+  stamp "context settings bench"
+  IFS='|' read -r -a ctx_settings <<< "${GPU_CTX_SETTINGS:-}"
+  python3 tools/gpu/ctx_settings_bench.py 16 "${ctx_settings[@]}" > "$OUT/ctx-settings.md" 2>&1
+  cat "$OUT/ctx-settings.md" | tee -a "$OUT/steps.log"
+  CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-settings.md")
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, as kernels per
 # hour, under each of GPU_TP_CONFIGS (default "1x1 4x3 8x2 12x1"): PxJ is P `gauntlet verify`
@@ -202,16 +212,85 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...
       --json "$2/reports/$(echo "$4" | tr / _)-$3.json" > /dev/null 2>&1; true' \
       "$BUILD_DIR"/gauntlet "$jobs" "$dir"
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
-  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" > "$OUT/throughput-$label.md" 2>&1
-  head -2 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
+  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" "${CTX_SERIAL:-}" > "$OUT/throughput-$label.md" 2>&1
+  head -3 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
 }
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
+  # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).
+  if [ -z "${CTX_SERIAL:-}" ]; then
+    python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" > "$OUT/ctx-floor.md" 2>&1
+    CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor.md")
+    stamp "context floor: $CTX_SERIAL s per fresh context, 16 at once"
+  fi
   for config in ${GPU_TP_CONFIGS:-1x1 4x3 8x2 12x1}; do
     stamp "throughput: $config"
     seeds=${GPU_TP_SEEDS:-1 2 3 4}
     [ "$config" = 1x1 ] && seeds=${GPU_TP_BASELINE_SEEDS:-1}
     tp_batch "$config" "${config%x*}" "${config#*x}" "$seeds" $(ls corpus/controls_cuda/*.json)
   done
+fi
+# GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
+# alone, then again while corpus/hostile_cuda/infinite_loop (a kernel that never ends) is verified
+# over and over beside it on the same GPU (--timeout GPU_SPINNER_TIMEOUT, default 10, per gate), with
+# the default turn bound; GPU_SPINNER_UNBOUNDED=1 adds the same with --gpu-turn-bound 0 (the stall
+# the bound removes). Controls' wall times and verdicts: spinner.md.
+if [ "${GPU_SPINNER:-0}" = 1 ]; then
+  spin_manifest=corpus/hostile_cuda/infinite_loop.json
+  "$BUILD_DIR"/gauntlet verify "$spin_manifest" --gates contract --timeout 3 --quiet > /dev/null 2>&1  # build it
+  spinner_audit() {  # label, then extra flags for both audit and spinner
+    local label=$1; shift
+    rm -f "$OUT/spinner-$label.db"*
+    local spin_pid=""
+    if [ "$label" != alone ]; then
+      ( while [ ! -f "$OUT/spinner-$label.done" ]; do
+          "$BUILD_DIR"/gauntlet verify "$spin_manifest" --timeout "${GPU_SPINNER_TIMEOUT:-10}" --quiet "$@" \
+            --json "$OUT/spinner-$label-spinner.json" > /dev/null 2>&1
+        done ) &
+      spin_pid=$!
+      sleep 3  # the spinner's children hold the GPU before the audit starts
+    fi
+    local a0; a0=$(date +%s.%N)
+    "$BUILD_DIR"/gauntlet audit corpus/controls_cuda --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-4}" "$@" \
+      --db "$OUT/spinner-$label.db" --json "$OUT/spinner-$label.json" > "$OUT/spinner-$label.log" 2>&1
+    local code=$? wall; wall=$(python3 -c "import time; print(round(time.time() - $a0, 1))")
+    touch "$OUT/spinner-$label.done"
+    [ -n "$spin_pid" ] && { pkill -f "verify $spin_manifest" ; wait "$spin_pid" 2>/dev/null; }
+    python3 - "$OUT/spinner-$label.json" "$label" "$wall" "$code" >> "$OUT/spinner.md" <<'PY'
+import json, sys
+path, label, wall, code = sys.argv[1:5]
+try:
+    rows = json.load(open(path))
+except (OSError, ValueError) as e:
+    print(f"| {label} | {wall} | exit {code} | unreadable: {e} |"); sys.exit()
+verdicts = {}
+for r in rows:
+    verdicts[r.get("verdict")] = verdicts.get(r.get("verdict"), 0) + 1
+turns = [r.get("environment", {}).get("gpu_turns", {}) for r in rows]
+waited = sum(t.get("waited_seconds", 0) for t in turns)
+timing_shared = sum(1 for r in rows for g in r.get("gates", []) if g.get("name") == "timing"
+                    and any(d.get("gpu_shared") for d in g.get("evidence", {}).get("dtypes", [g.get("evidence", {})])))
+print(f"| {label} | {wall} | exit {code} | {len(rows)} kernels, {verdicts} | {len(rows) / float(wall) * 3600:.0f} kernels/h "
+      f"| turn waits {waited:.1f} s | timing gates that shared the GPU: {timing_shared} |")
+PY
+    tail -1 "$OUT/spinner.md" | tee -a "$OUT/steps.log"
+  }
+  echo "| audit | wall s | exit | verdicts | controls' throughput | | |" > "$OUT/spinner.md"
+  echo "|---|---|---|---|---|---|---|" >> "$OUT/spinner.md"
+  stamp "spinner: controls alone"
+  spinner_audit alone
+  stamp "spinner: controls beside a spinning kernel (turn bound default)"
+  spinner_audit bounded
+  if [ "${GPU_SPINNER_UNBOUNDED:-0}" = 1 ]; then
+    stamp "spinner: controls beside a spinning kernel, --gpu-turn-bound 0"
+    spinner_audit unbounded --gpu-turn-bound 0
+  fi
+  python3 -c "
+import json, sys
+for f in sys.argv[1:]:
+    try: r = json.load(open(f))
+    except Exception: continue
+    print(f, r.get('verdict'), r.get('environment', {}).get('gpu_turns'))
+" "$OUT"/spinner-*-spinner.json >> "$OUT/spinner.md" 2>&1
 fi
 # GPU_AUDIT=1: `gauntlet audit` of the CUDA controls and planted bugs with --gpus 0 --gpu-jobs
 # GPU_AUDIT_JOBS (default 8): verdicts, summary and wall time (audit-*.log, audit-*.json).

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Throughput of a batch of `gauntlet verify --json` runs: kernels per hour and where the time went.
 
-usage: throughput_summary.py DIR WALL_SECONDS [LABEL]
+usage: throughput_summary.py DIR WALL_SECONDS [LABEL [CONTEXT_SECONDS]]
 DIR holds one verify JSON per kernel run; WALL_SECONDS is the batch's wall-clock time.
+CONTEXT_SECONDS, one fresh CUDA context's serial cost measured in the same run
+(tools/gpu/ctx_settings_bench.py), gives the ceiling: the driver creates contexts one after
+another, so no schedule beats 3600 / (children per kernel x CONTEXT_SECONDS) kernels per hour.
 """
 import glob
 import json
@@ -14,6 +17,7 @@ import sys
 def main():
     folder, wall = sys.argv[1], float(sys.argv[2])
     label = sys.argv[3] if len(sys.argv) > 3 else os.path.basename(folder)
+    context_s = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else 0.0
     reports = []
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
         try:
@@ -24,6 +28,7 @@ def main():
     if not reports:
         print(f"{label}: no reports in {folder}")
         return 1
+    gate_children = {}
     gate_seconds, parts = {}, {"spawn_seconds": 0.0, "inputs_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
                                 "worker_round_trip_seconds": 0.0, "children": 0}
     verdicts = {}
@@ -31,18 +36,26 @@ def main():
         verdicts[r.get("verdict")] = verdicts.get(r.get("verdict"), 0) + 1
         for g in r.get("gates", []):
             gate_seconds.setdefault(g["name"], []).append(g.get("seconds", 0.0))
+            gate_children.setdefault(g["name"], []).append(g.get("evidence", {}).get("time", {}).get("children", 0))
             for k in parts:
                 parts[k] += g.get("evidence", {}).get("time", {}).get(k, 0)
     per_kernel = [r.get("seconds", 0.0) for r in reports]
     turns = [r.get("environment", {}).get("gpu_turns", {}) for r in reports]
     runs = len(reports)
     print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
+    children_per_kernel = parts["children"] / runs
+    if context_s > 0 and children_per_kernel > 0:
+        ceiling = 3600 / (children_per_kernel * context_s)
+        print(f"ceiling {ceiling:.0f} kernels/hour = 3600 / ({children_per_kernel:.2f} children a kernel x "
+              f"{context_s:.3f} s a fresh context, measured in this run): {runs / wall * 3600 / ceiling:.0%} of it")
     print(f"verdicts: {verdicts}; per-kernel wall median {statistics.median(per_kernel):.2f} s "
           f"(min {min(per_kernel):.2f}, max {max(per_kernel):.2f})")
-    print("| gate | runs | median s | max s | sum s |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| gate | runs | median s | max s | sum s | children a run (median, max) |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for name, secs in gate_seconds.items():
-        print(f"| {name} | {len(secs)} | {statistics.median(secs):.2f} | {max(secs):.2f} | {sum(secs):.1f} |")
+        kids = gate_children.get(name, [0])
+        print(f"| {name} | {len(secs)} | {statistics.median(secs):.2f} | {max(secs):.2f} | {sum(secs):.1f} "
+              f"| {statistics.median(kids):g}, {max(kids)} |")
     clock = [d.get("host_seconds", {}) for r in reports for g in r.get("gates", []) if g["name"] == "timing"
              for d in g.get("evidence", {}).get("dtypes", [])]
     if clock:
@@ -55,7 +68,8 @@ def main():
     if any(turns):
         held = [t.get("held_seconds", 0.0) for t in turns]
         waited = [t.get("waited_seconds", 0.0) for t in turns]
-        print(f"GPU turns: {sum(t.get('turns', 0) for t in turns)}, held {sum(held):.1f} s "
+        print(f"GPU turns: {sum(t.get('turns', 0) for t in turns)} ({sum(t.get('overruns', 0) for t in turns)} past "
+              f"their bound), held {sum(held):.1f} s "
               f"(median {statistics.median(held):.2f} s a kernel), waited {sum(waited):.1f} s; "
               f"held / wall = {sum(held) / wall:.2f} (1.0: the GPU's turns never idle)")
     return 0

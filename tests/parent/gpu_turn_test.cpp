@@ -1,0 +1,244 @@
+// GPU turns (gpu_turn.h): exclusion across threads and processes, re-entry, waits, and the bound:
+// a request past it gives the GPU to the next child (a fake device's lock file stands for a GPU).
+#include "gauntlet/gpu_turn.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <thread>
+
+#include "gauntlet/builder.h"
+#include "gauntlet/sandbox.h"
+
+namespace gauntlet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string temp_lock_path(const char* tag) {
+  return "/tmp/gauntlet-test-" + std::string(tag) + "-" + std::to_string(getpid()) + ".lock";
+}
+
+TEST(GpuTurn, LockFileIsNamedAfterTheGpuTheChildrenSee) {
+  const char* saved = getenv("CUDA_VISIBLE_DEVICES");
+  const std::string keep = saved ? saved : "";
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(gpu_turn_path(3), "/tmp/gauntlet-gpu-turn-3.lock");
+  setenv("CUDA_VISIBLE_DEVICES", "GPU-8a1c/x,GPU-77f0", 1);
+  EXPECT_EQ(gpu_turn_path(0), "/tmp/gauntlet-gpu-turn-GPU-8a1c_x.lock");  // no path separators
+  EXPECT_EQ(gpu_turn_path(1), "/tmp/gauntlet-gpu-turn-GPU-77f0.lock");
+  saved ? setenv("CUDA_VISIBLE_DEVICES", keep.c_str(), 1) : unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+// A GPU index no machine has, so the test never meets a real gauntlet's turns.
+constexpr int kTestGpu = 9731;
+
+TEST(GpuTurn, ReenteringOnTheSameThreadDoesNotWait) {
+  GpuTurn outer(kTestGpu);
+  const auto t0 = Clock::now();
+  {
+    GpuTurn inner(kTestGpu);  // the timing gate's exchanges inside its clock section
+    EXPECT_EQ(inner.waited_seconds(), 0.0);
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0);
+}
+
+TEST(GpuTurn, AnotherThreadWaitsUntilTheOuterTurnEnds) {
+  std::atomic<bool> got{false};
+  double waited = 0;
+  std::thread other;
+  {
+    GpuTurn outer(kTestGpu);
+    { GpuTurn inner(kTestGpu); }  // leaving the inner turn must not release the outer one
+    other = std::thread([&] {
+      GpuTurn t(kTestGpu);
+      waited = t.waited_seconds();
+      got = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(got.load()) << "two threads held one GPU's turn at once";
+  }
+  other.join();
+  EXPECT_TRUE(got.load());
+  EXPECT_GE(waited, 0.15);
+}
+
+TEST(GpuTurn, ProcessesTakeTurnsOnOneGpu) {
+  // Two processes each hold the turn 150 ms, three times; overlapping holds would show as a
+  // shared marker file seen by both. Serialized, the run takes at least 6 x 150 ms.
+  const std::string marker = temp_lock_path("marker");
+  unlink(marker.c_str());
+  const auto t0 = Clock::now();
+  pid_t kids[2];
+  for (pid_t& kid : kids) {
+    kid = fork();
+    if (kid == 0) {
+      int overlaps = 0;
+      for (int i = 0; i < 3; ++i) {
+        GpuTurn t(kTestGpu);
+        if (access(marker.c_str(), F_OK) == 0) ++overlaps;
+        FILE* f = fopen(marker.c_str(), "w");
+        if (f) fclose(f);
+        usleep(150000);
+        unlink(marker.c_str());
+      }
+      _exit(overlaps);
+    }
+  }
+  for (pid_t kid : kids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(kid, &status, 0), kid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a process found the other inside its turn";
+  }
+  EXPECT_GE(std::chrono::duration<double>(Clock::now() - t0).count(), 0.85);
+}
+
+TEST(GpuTurn, AnOverrunGivesTheTurnToTheNextWaiterAndMarksTheGpuShared) {
+  const std::string path = temp_lock_path("overrun");
+  auto slow = std::make_unique<GpuTurn>(path);
+  EXPECT_FALSE(GpuTurn::overrun_in_progress(path));
+  std::promise<double> granted;
+  std::thread next([&] {
+    GpuTurn t(path);
+    granted.set_value(t.waited_seconds());
+  });
+  std::future<double> got = granted.get_future();
+  EXPECT_EQ(got.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "the next child got the GPU while the first held its turn";
+  slow->overrun();
+  EXPECT_TRUE(slow->overran());
+  ASSERT_EQ(got.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "an overrun did not give the turn to the waiting child";
+  EXPECT_GE(got.get(), 0.15);
+  next.join();
+  EXPECT_TRUE(GpuTurn::overrun_in_progress(path)) << "the overrunning child still runs: the GPU is shared";
+  const GpuTurn::Totals before = GpuTurn::process_totals();
+  slow.reset();  // its request ended
+  EXPECT_FALSE(GpuTurn::overrun_in_progress(path));
+  EXPECT_EQ(GpuTurn::process_totals().overruns, before.overruns + 1);
+  unlink(path.c_str());
+  unlink((path + ".overrun").c_str());
+}
+
+TEST(GpuTurn, AReenteredTurnIsNeverGivenUp) {
+  const std::string path = temp_lock_path("reentered");
+  auto outer = std::make_unique<GpuTurn>(path);  // the timing gate's clock section
+  {
+    GpuTurn inner(path);  // one of its exchanges
+    EXPECT_FALSE(inner.outer());
+    inner.overrun();
+    EXPECT_FALSE(inner.overran());
+  }
+  EXPECT_FALSE(GpuTurn::overrun_in_progress(path));
+  std::atomic<bool> got{false};
+  std::thread other([&] {
+    GpuTurn t(path);
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(got.load()) << "the outer turn was released by an inner overrun";
+  outer.reset();
+  other.join();
+  EXPECT_TRUE(got.load());
+  unlink(path.c_str());
+}
+
+// ---- the bound in the sandbox, on a fake device ------------------------------------------------
+// CPU children take turns on a lock file as CUDA children do (SandboxOptions::fake_gpu_turn_lock):
+// one spins (corpus/hostile/infinite_loop.cpp, killed at its --timeout), and another kernel's
+// cases must not queue behind it for that whole timeout once the spinner is past the bound.
+
+std::string build_corpus_kernel(const char* rel) {
+  BuildRequest r;
+  r.source_path = std::string(GAUNTLET_SOURCE_DIR) + "/" + rel;
+  r.entries = {"forward"};
+  BuildResult b = build_kernel(r, default_build_config());
+  return b.ok ? b.so_path : "";
+}
+
+wire::CaseRequest relu_case(int64_t id) {
+  wire::CaseRequest c;
+  c.case_id = uint64_t(id);
+  wire::Arg a;
+  a.kind = wire::Arg::Kind::Tensor;
+  a.tensor = at::randn({64});
+  c.args.push_back(a);
+  return c;
+}
+
+struct SpinnerAndOthers {
+  bool spinner_timed_out = false;
+  bool others_done_before_spinner = false;
+  int others_ok = 0;
+  std::string error;
+};
+
+// The spinner's case starts first and holds the fake GPU's turn; then three cases of the relu
+// control run in a child of their own. Which finished first is recorded, not timed.
+SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string& lock) {
+  SpinnerAndOthers out;
+  const std::string spin_so = build_corpus_kernel("corpus/hostile/infinite_loop.cpp");
+  const std::string relu_so = build_corpus_kernel("corpus/controls/relu.cpp");
+  if (spin_so.empty() || relu_so.empty()) return (out.error = "a corpus kernel did not build", out);
+  SandboxOptions o;
+  o.timeout_seconds = 6;
+  o.gpu_turn_bound_seconds = bound_seconds;
+  o.fake_gpu_turn_lock = lock;
+  Launcher launcher(o);
+  std::string error;
+  auto spinner = launcher.spawn(&error);
+  auto other = spinner ? launcher.spawn(&error) : nullptr;
+  if (!spinner || !other) return (out.error = "spawn: " + error, out);
+  if (spinner->load(spin_so, "forward").kind != Outcome::Kind::Ok || other->load(relu_so, "forward").kind != Outcome::Kind::Ok)
+    return (out.error = "load failed", out);
+  std::atomic<bool> spinner_done{false};
+  std::thread spin([&] {
+    Outcome o = spinner->call(relu_case(1));
+    out.spinner_timed_out = o.kind == Outcome::Kind::TimedOut;
+    spinner_done = true;
+  });
+  // Wait until the spinner holds the turn (or, bounded, has already given it up).
+  for (auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until;) {
+    FileLock probe;
+    if (!probe.try_lock(lock, FileLock::Mode::Exclusive) || GpuTurn::overrun_in_progress(lock)) break;
+    probe.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (int i = 0; i < 3; ++i) out.others_ok += other->call(relu_case(10 + i)).kind == Outcome::Kind::Ok;
+  out.others_done_before_spinner = !spinner_done.load();
+  spin.join();
+  return out;
+}
+
+TEST(GpuTurnBound, ASpinningChildNoLongerStallsTheOthersOnItsGpu) {
+  const std::string lock = temp_lock_path("fake-gpu-bounded");
+  SpinnerAndOthers r = run_spinner_beside_relu(0.3, lock);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.others_ok, 3);
+  EXPECT_TRUE(r.others_done_before_spinner) << "the other child's cases waited for the spinner's timeout";
+  EXPECT_TRUE(r.spinner_timed_out) << "the spinner keeps its own timeout";
+  unlink(lock.c_str());
+  unlink((lock + ".overrun").c_str());
+}
+
+// The control for the test above: without a bound the same cases queue behind the spinner until
+// its timeout, which is what the bound is for (and proves the fake device serializes at all).
+TEST(GpuTurnBound, WithoutABoundTheOthersQueueBehindTheSpinner) {
+  const std::string lock = temp_lock_path("fake-gpu-unbounded");
+  SpinnerAndOthers r = run_spinner_beside_relu(0.0, lock);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.others_ok, 3) << "waiting for the turn moved the other child's deadline";
+  EXPECT_FALSE(r.others_done_before_spinner);
+  EXPECT_TRUE(r.spinner_timed_out);
+  unlink(lock.c_str());
+}
+
+}  // namespace
+}  // namespace gauntlet

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""What one fresh CUDA context costs a gauntlet child, under each context-creation setting.
+
+A gauntlet CUDA child is forked from a zygote that already loaded LibTorch, then starts CUDA
+(cuInit, the primary context, torch's first allocation and kernel) and, at the end, exits (the
+context's teardown). This bench does the same: torch is imported once, N children are forked,
+released at once, and each starts CUDA under one setting (environment variables, which the driver
+reads at cuInit / context creation, or primary-context flags) and exits. The driver creates
+contexts one after another, so the wall time of N at once divided by N is the serial cost per
+context, teardown included: the floor under one fresh context per (kernel, gate).
+
+usage: ctx_settings_bench.py [N] [SETTING ...]   (default N=16, every setting)
+prints a markdown table; the last line is `serial_seconds_per_context=<default setting's>`.
+"""
+import ctypes
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+SETTINGS = {
+    # What gauntlet's children get (sandbox: CUDA_MODULE_LOADING=LAZY).
+    "gauntlet (LAZY)": {"CUDA_MODULE_LOADING": "LAZY"},
+    "EAGER module loading": {"CUDA_MODULE_LOADING": "EAGER"},
+    "LAZY + 1 hardware queue": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1"},
+    "LAZY + 2 hardware queues": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "2"},
+    "LAZY + 32 hardware queues": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "32"},
+    "LAZY + lazy module data": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_MODULE_DATA_LOADING": "LAZY"},
+    "LAZY + blocking sync": {"CUDA_MODULE_LOADING": "LAZY", "@flags": 0x04},  # CU_CTX_SCHED_BLOCKING_SYNC
+    "LAZY + spin": {"CUDA_MODULE_LOADING": "LAZY", "@flags": 0x01},  # CU_CTX_SCHED_SPIN
+    "LAZY + 1 queue + lazy data": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                    "CUDA_MODULE_DATA_LOADING": "LAZY"},
+}
+
+
+def child(go_r, out_w, setting):
+    os.read(go_r, 1)
+    t0 = time.monotonic()
+    for k, v in setting.items():
+        if not k.startswith("@"):
+            os.environ[k] = v
+    if "@flags" in setting:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        cuda.cuInit(0)
+        cuda.cuDevicePrimaryCtxSetFlags_v2(0, setting["@flags"])
+    torch.cuda.init()
+    t1 = time.monotonic()
+    x = torch.ones(1 << 18, device="cuda")  # first allocation and a first kernel (a fill)
+    y = (x * 2).sum().item()
+    t2 = time.monotonic()
+    os.write(out_w, f"{t1 - t0:.6f} {t2 - t1:.6f} {int(y)}\n".encode())
+    os._exit(0)
+
+
+def run(n, setting):
+    go_r, go_w = os.pipe()
+    out_r, out_w = os.pipe()
+    kids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            child(go_r, out_w, setting)
+        kids.append(pid)
+    time.sleep(0.3)  # every child forked and waiting
+    t0 = time.monotonic()
+    os.write(go_w, b"g" * n)
+    failed = 0
+    for pid in kids:
+        _, status = os.waitpid(pid, 0)
+        failed += status != 0
+    wall = time.monotonic() - t0
+    os.close(out_w)
+    data = b""
+    while True:
+        chunk = os.read(out_r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    for fd in (go_r, go_w, out_r):
+        os.close(fd)
+    rows = [list(map(float, line.split()[:2])) for line in data.decode().splitlines() if line.strip()]
+    init = statistics.median(r[0] for r in rows) if rows else 0.0
+    first = statistics.median(r[1] for r in rows) if rows else 0.0
+    return wall, init, first, failed
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+    names = sys.argv[2:] or list(SETTINGS)
+    print(f"| setting | 1 alone: wall s | {n} at once: wall s | serial s per context ({n} at once / {n}) "
+          f"| init median s | first kernel median s | failed |")
+    print("|---|---|---|---|---|---|---|")
+    serial = {}
+    for name in names:
+        setting = SETTINGS[name]
+        alone = run(1, setting)[0]
+        wall, init, first, failed = run(n, setting)
+        serial[name] = wall / n
+        print(f"| {name} | {alone:.3f} | {wall:.3f} | {wall / n:.3f} | {init:.3f} | {first:.3f} | {failed} |", flush=True)
+    base = serial.get("gauntlet (LAZY)", next(iter(serial.values())))
+    print(f"serial_seconds_per_context={base:.4f}")
+
+
+if __name__ == "__main__":
+    main()
