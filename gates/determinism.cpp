@@ -242,6 +242,7 @@ class SecondProcess {
     second.poison_byte = kSecondPoison;
     second.intra_op_threads = kSecondThreads;
     second.device = ctx_.manifest.device;
+    if (second.device == "cuda") second.hardware_queues = ctx_.cuda_hardware_queues;
     Outcome o = session_->load(second);
     if (o.kind != Outcome::Kind::Ok) {
       session_.reset();

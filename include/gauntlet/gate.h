@@ -54,6 +54,9 @@ struct GateContext {
   // Entering returns true when the device is shared all the same: a child past its GPU turn's
   // bound still runs there (gpu_turn.h), time-sliced with the timed loop.
   std::function<bool(bool)> clock_section;
+  // CUDA_DEVICE_MAX_CONNECTIONS of this gate's CUDA children (LoadRequest::hardware_queues); 0:
+  // the driver's default. verify sets it per gate (gate_needs_concurrent_streams).
+  uint32_t cuda_hardware_queues = 0;
   // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
   struct Timing {
     double spawn = 0;   // starting children and loading the kernel into them
@@ -94,6 +97,11 @@ class Gate {
 std::vector<std::unique_ptr<Gate>> all_gates();
 std::vector<std::string> gate_names();
 std::unique_ptr<Gate> make_gate(const std::string& name);
+// Whether the gate's CUDA children keep the driver's default hardware queues (determinism, timing);
+// every other gate's children get one (GateContext::cuda_hardware_queues).
+bool gate_needs_concurrent_streams(const std::string& name);
+// GateContext::cuda_hardware_queues for the gate: 1, or 0 (the driver's default) for those above.
+uint32_t gate_hardware_queues(const std::string& name);
 
 // --- helpers shared by gates (src/parent/gate_support.cpp) ---
 

@@ -124,6 +124,10 @@ struct LoadRequest {
   // Python modules only: the module's build directory (module_build.h). Encoded only when not
   // empty (after device), so every other LoadRequest's bytes are unchanged.
   std::string build_dir;
+  // device=cuda: >0 sets CUDA_DEVICE_MAX_CONNECTIONS (hardware queues per context) before the
+  // child first uses CUDA; 0 leaves the driver's default. Fewer queues make a fresh context much
+  // cheaper (docs/gpu.md). Encoded only when >0 (after device and build_dir).
+  uint32_t hardware_queues = 0;
 };
 struct LoadReply {
   bool ok = false;

@@ -161,11 +161,14 @@ def decode_case(payload):
 def decode_load(payload):
     r = Reader(payload)
     m = {"so_path": r.str(), "entry": r.str(), "poison_byte": r.u8(), "threads": r.u32(),
-         "record_ops": r.u8() != 0, "guard_bytes": r.u32(), "device": "cpu", "build_dir": ""}
+         "record_ops": r.u8() != 0, "guard_bytes": r.u32(), "device": "cpu", "build_dir": "",
+         "hardware_queues": 0}
     if not r.at_end():
         m["device"] = r.str()
     if not r.at_end():
         m["build_dir"] = r.str()  # the module's own build directory (building.py)
+    if not r.at_end():
+        m["hardware_queues"] = r.u32()  # wire.h LoadRequest::hardware_queues
     if not r.at_end():
         raise Truncated("trailing bytes after message")
     return m

@@ -62,6 +62,9 @@ def serve(policy):
         write_frame(REPLY_FD, T_LOAD_REPLY,
                     encode_load_reply(False, "harness: unknown device %s" % load["device"], "", ""))
         return 3
+    if load["device"] == "cuda" and load["hardware_queues"] > 0:
+        # Read when the context is created, which has not happened in this child yet (docs/gpu.md).
+        os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = str(load["hardware_queues"])
     # The modules' sources are read before /tmp is replaced and privileges are dropped.
     load["entry"], ref_path = split_entry(load["entry"])
     # "build:<entry>": this child is the module's build step (building.py), the one

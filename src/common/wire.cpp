@@ -341,8 +341,10 @@ std::string encode(const LoadRequest& m) {
   w.u32(uint32_t(m.intra_op_threads));
   w.u8(m.record_ops);
   w.u32(m.guard_bytes);
-  if (m.device != "cpu" || !m.build_dir.empty()) w.str(m.device);  // optional trailing field (absent: cpu)
-  if (!m.build_dir.empty()) w.str(m.build_dir);                      // optional, after device
+  const bool queues = m.hardware_queues > 0;
+  if (m.device != "cpu" || !m.build_dir.empty() || queues) w.str(m.device);  // optional trailing field (absent: cpu)
+  if (!m.build_dir.empty() || queues) w.str(m.build_dir);                      // optional, after device
+  if (queues) w.u32(m.hardware_queues);                                         // optional, after build_dir
   return std::move(w.bytes());
 }
 bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
@@ -359,9 +361,13 @@ bool decode(const std::string& bytes, LoadRequest* m, std::string* why) {
   r.u32(&m->guard_bytes);
   if (m->guard_bytes % 64 || m->guard_bytes > (1u << 20)) return (*why = "bad guard size", false);
   m->device = "cpu";
+  m->build_dir.clear();
+  m->hardware_queues = 0;  // the optional fields' defaults when absent
   if (r.ok() && !r.at_end()) r.str(&m->device);
   if (m->device != "cpu" && m->device != "cuda") return (*why = "bad device '" + m->device + "'", false);
   if (r.ok() && !r.at_end()) r.str(&m->build_dir);
+  if (r.ok() && !r.at_end()) r.u32(&m->hardware_queues);
+  if (m->hardware_queues > 1024) return (*why = "bad hardware queue count", false);
   return finish(r, why);
 }
 

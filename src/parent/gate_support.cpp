@@ -54,6 +54,7 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
     request.build_dir = ctx.manifest.module_build_dir;
   }
   request.device = ctx.manifest.device;
+  if (request.device == "cuda") request.hardware_queues = ctx.cuda_hardware_queues;
   const int64_t t0 = wire::now_ms();
   struct AddSpawn {
     GateContext& ctx;

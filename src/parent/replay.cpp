@@ -140,6 +140,7 @@ int run_replay(const ReplayOptions& options, Launcher& launcher, std::FILE* out)
   CaseSpace space(*schema, manifest);
   GateContext ctx{*schema, manifest, space, launcher, build.so_path, kernel_sha, schema_sha,
                   j.value("master_seed", uint64_t(0)), 1, "", "", {}, {}, {}};
+  ctx.cuda_hardware_queues = gate_hardware_queues(gate_name);
   const nlohmann::json recorded = j.value("verdict", nlohmann::json::object());
   // A determinism failure is often a race, which need not show on the first try: tried again,
   // each in a fresh child, until it fails or kDeterminismTries are spent.

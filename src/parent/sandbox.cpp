@@ -769,10 +769,33 @@ bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
 void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn) {
   if (!launcher_) return;
   const SandboxOptions& opt = launcher_->options();
+  if (opt.fake_gpu_turn_lock.empty() && !cuda_) return;
+  const int64_t t0 = wire::now_ms();
+  {
+    // A sibling past its bound still runs on the GPU: wait for it (Launcher::overrunning_).
+    std::unique_lock<std::mutex> lock(launcher_->overrun_mu_);
+    launcher_->overrun_cv_.wait(lock, [&] { return launcher_->overrunning_ - (overrunning_ ? 1 : 0) <= 0; });
+  }
   if (!opt.fake_gpu_turn_lock.empty()) turn.emplace(opt.fake_gpu_turn_lock);
-  else if (cuda_) turn.emplace(opt.gpu_index);
-  else return;
-  deadline_ms_ += int64_t(turn->waited_seconds() * 1000);
+  else turn.emplace(opt.gpu_index);
+  deadline_ms_ += wire::now_ms() - t0;  // waiting for the GPU is not the kernel's time
+}
+
+void WorkerSession::begin_overrun() {
+  if (!launcher_ || overrunning_) return;
+  overrunning_ = true;
+  std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
+  ++launcher_->overrunning_;
+}
+
+void WorkerSession::end_overrun() {
+  if (!launcher_ || !overrunning_) return;
+  overrunning_ = false;
+  {
+    std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
+    --launcher_->overrunning_;
+  }
+  launcher_->overrun_cv_.notify_all();
 }
 
 Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
@@ -788,6 +811,10 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
   // level 2: a [128, 64, 128, 128] input) fourteen correct cases outlast one minute, while a hang
   // still ends at the first case that hangs.
   deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
+  struct OverrunEnd {  // after the turn below: a sibling waiting for this overrun may go
+    WorkerSession* s;
+    ~OverrunEnd() { s->end_overrun(); }
+  } overrun_end{this};
   std::optional<GpuTurn> turn;
   take_gpu_turn(turn);
   wire::write_frame(req_fd_, type, payload);
@@ -826,6 +853,10 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   // most of a turn (docs/gpu.md). A CPU child asks too and is granted at once (no turn to take),
   // so the exchange is exercised wherever the module tests run.
   const bool handshake = python_worker_;
+  struct OverrunEnd {  // after the turn below: a sibling waiting for this overrun may go
+    WorkerSession* s;
+    ~OverrunEnd() { s->end_overrun(); }
+  } overrun_end{this};
   std::optional<GpuTurn> turn;
   if (!handshake) take_gpu_turn(turn);
   wire::CaseRequest sent = request;  // the tensors are shared, not copied
@@ -970,6 +1001,7 @@ wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Out
       const int64_t to_bound = int64_t((bound - turn->held_seconds()) * 1000);
       if (to_bound <= 0) {
         turn->overrun();  // the GPU goes to the next child; this one runs on beside it
+        begin_overrun();
         continue;
       }
       slice = std::min(slice, to_bound);

@@ -274,6 +274,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
         std::unique_lock<std::mutex> lock(report_mu);
         GateContext ctx = base;
         lock.unlock();
+        ctx.cuda_hardware_queues = gate_hardware_queues(name);
         ctx.earlier_failures = earlier_failures;
         ctx.scopes = std::make_shared<GateContext::Scopes>();
         GateVerdict r = gate->run(ctx);
@@ -330,6 +331,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
           std::unique_lock<std::mutex> lock(report_mu);
           GateContext ctx = base;
           lock.unlock();
+          ctx.cuda_hardware_queues = gate_hardware_queues(name);
           return gate->check_one(ctx, decider);
         });
         if (v.category == Category::Timeout) hang_shown_alone = true;
@@ -343,6 +345,8 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
                             {"inputs_seconds", time.inputs}, {"oracle_seconds", time.oracle},
                             {"kernel_seconds", time.kernel},
                             {"worker_round_trip_seconds", time.call}};
+      // Each CUDA child's hardware queues (0: the driver's default), for the context floor.
+      if (time.children > 0 && manifest.device == "cuda") v.evidence["time"]["hardware_queues"] = gate_hardware_queues(name);
       std::lock_guard<std::mutex> lock(report_mu);
       if (!note.empty()) base.sandbox_note = note;
     }

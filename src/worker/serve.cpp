@@ -334,6 +334,9 @@ int serve(const SandboxPolicy& policy) {
   std::string so_path = load.so_path, notes, error;
   g_cuda = load.device == "cuda";
   g_poison = load.poison_byte;
+  // Read when the context is created (warm_up_cuda below, or the kernel's first CUDA call).
+  if (g_cuda && load.hardware_queues > 0)
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(load.hardware_queues).c_str(), 1);
   SandboxPolicy effective = policy;
   // The CUDA driver reserves large virtual ranges: an address-space/data limit breaks its start.
   // GPU memory is bounded by the device; a CUDA child's host memory is not limited yet (docs/gpu.md).

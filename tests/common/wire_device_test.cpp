@@ -54,5 +54,26 @@ TEST(WireDevice, LoadReplyDeviceInfoIsAnOptionalTrailingField) {
   EXPECT_EQ(back.sandbox_notes, rep.sandbox_notes);
 }
 
+TEST(WireDevice, HardwareQueuesAreAnOptionalTrailingField) {
+  LoadRequest req;
+  req.device = "cuda";
+  const std::string plain = encode(req);
+  req.hardware_queues = 1;
+  const std::string one_queue = encode(req);
+  ASSERT_GT(one_queue.size(), plain.size());
+  EXPECT_EQ(one_queue.substr(0, plain.size()), plain);  // device first, then an empty build_dir
+  LoadRequest back;
+  std::string why;
+  back.hardware_queues = 7;
+  ASSERT_TRUE(decode(plain, &back, &why)) << why;
+  EXPECT_EQ(back.hardware_queues, 0u);
+  ASSERT_TRUE(decode(one_queue, &back, &why)) << why;
+  EXPECT_EQ(back.hardware_queues, 1u);
+  EXPECT_EQ(back.device, "cuda");
+  EXPECT_EQ(back.build_dir, "");
+  req.hardware_queues = 5000;  // no driver has that many; a corrupt frame
+  EXPECT_FALSE(decode(encode(req), &back, &why));
+}
+
 }  // namespace
 }  // namespace gauntlet::wire

@@ -191,10 +191,11 @@ SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string
   o.timeout_seconds = 6;
   o.gpu_turn_bound_seconds = bound_seconds;
   o.fake_gpu_turn_lock = lock;
-  Launcher launcher(o);
+  // Two kernels, each with its own launcher (as two audit lanes or two verifies have).
+  Launcher spinner_launcher(o), other_launcher(o);
   std::string error;
-  auto spinner = launcher.spawn(&error);
-  auto other = spinner ? launcher.spawn(&error) : nullptr;
+  auto spinner = spinner_launcher.spawn(&error);
+  auto other = spinner ? other_launcher.spawn(&error) : nullptr;
   if (!spinner || !other) return (out.error = "spawn: " + error, out);
   if (spinner->load(spin_so, "forward").kind != Outcome::Kind::Ok || other->load(relu_so, "forward").kind != Outcome::Kind::Ok)
     return (out.error = "load failed", out);
@@ -238,6 +239,47 @@ TEST(GpuTurnBound, WithoutABoundTheOthersQueueBehindTheSpinner) {
   EXPECT_FALSE(r.others_done_before_spinner);
   EXPECT_TRUE(r.spinner_timed_out);
   unlink(lock.c_str());
+}
+
+// One kernel (one launcher) overruns with one child at a time: a second spinning gate of the same
+// kernel waits for the first to end instead of spinning beside it, so the GPU is shared with one
+// spinner, not with every gate it has in flight. Without the rule the second would overrun 0.3 s
+// after the first and both would end together; with it the second starts its timeout afterwards.
+TEST(GpuTurnBound, AKernelOverrunsWithOneChildAtATime) {
+  const std::string lock = temp_lock_path("fake-gpu-siblings");
+  const std::string spin_so = build_corpus_kernel("corpus/hostile/infinite_loop.cpp");
+  ASSERT_FALSE(spin_so.empty());
+  SandboxOptions o;
+  o.timeout_seconds = 3;
+  o.gpu_turn_bound_seconds = 0.3;
+  o.fake_gpu_turn_lock = lock;
+  Launcher launcher(o);
+  std::string error;
+  auto first = launcher.spawn(&error);
+  auto second = first ? launcher.spawn(&error) : nullptr;
+  ASSERT_TRUE(first && second) << error;
+  ASSERT_EQ(first->load(spin_so, "forward").kind, Outcome::Kind::Ok);
+  ASSERT_EQ(second->load(spin_so, "forward").kind, Outcome::Kind::Ok);
+  Clock::time_point first_end, second_end;
+  Outcome a, b;
+  std::thread ta([&] {
+    a = first->call(relu_case(1));
+    first_end = Clock::now();
+  });
+  for (auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until && !GpuTurn::overrun_in_progress(lock);)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread tb([&] {
+    b = second->call(relu_case(2));
+    second_end = Clock::now();
+  });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a.kind, Outcome::Kind::TimedOut);
+  EXPECT_EQ(b.kind, Outcome::Kind::TimedOut) << "waiting for its sibling moved the second child's deadline";
+  EXPECT_GE(std::chrono::duration<double>(second_end - first_end).count(), 1.5)
+      << "the second spinning child overran beside the first";
+  unlink(lock.c_str());
+  unlink((lock + ".overrun").c_str());
 }
 
 }  // namespace

@@ -194,6 +194,7 @@ if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
   python3 tools/gpu/ctx_settings_bench.py 16 "${ctx_settings[@]}" > "$OUT/ctx-settings.md" 2>&1
   cat "$OUT/ctx-settings.md" | tee -a "$OUT/steps.log"
   CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-settings.md")
+  CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-settings.md")
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, as kernels per
 # hour, under each of GPU_TP_CONFIGS (default "1x1 4x3 8x2 12x1"): PxJ is P `gauntlet verify`
@@ -212,15 +213,16 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...
       --json "$2/reports/$(echo "$4" | tr / _)-$3.json" > /dev/null 2>&1; true' \
       "$BUILD_DIR"/gauntlet "$jobs" "$dir"
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
-  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" "${CTX_SERIAL:-}" > "$OUT/throughput-$label.md" 2>&1
+  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" "${CTX_SERIAL:-}" "${CTX_SERIAL_ONE:-}" > "$OUT/throughput-$label.md" 2>&1
   head -3 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
 }
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).
   if [ -z "${CTX_SERIAL:-}" ]; then
-    python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" > "$OUT/ctx-floor.md" 2>&1
+    python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" > "$OUT/ctx-floor.md" 2>&1
     CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor.md")
-    stamp "context floor: $CTX_SERIAL s per fresh context, 16 at once"
+    CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor.md")
+    stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once"
   fi
   for config in ${GPU_TP_CONFIGS:-1x1 4x3 8x2 12x1}; do
     stamp "throughput: $config"

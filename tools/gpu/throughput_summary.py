@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Throughput of a batch of `gauntlet verify --json` runs: kernels per hour and where the time went.
 
-usage: throughput_summary.py DIR WALL_SECONDS [LABEL [CONTEXT_SECONDS]]
+usage: throughput_summary.py DIR WALL_SECONDS [LABEL [CONTEXT_SECONDS [ONE_QUEUE_CONTEXT_SECONDS]]]
 DIR holds one verify JSON per kernel run; WALL_SECONDS is the batch's wall-clock time.
 CONTEXT_SECONDS, one fresh CUDA context's serial cost measured in the same run
-(tools/gpu/ctx_settings_bench.py), gives the ceiling: the driver creates contexts one after
-another, so no schedule beats 3600 / (children per kernel x CONTEXT_SECONDS) kernels per hour.
+(tools/gpu/ctx_settings_bench.py), and ONE_QUEUE_CONTEXT_SECONDS, the same with one hardware queue
+(default: CONTEXT_SECONDS), give the ceiling: the driver creates contexts one after another, so no
+schedule beats 3600 / (the contexts a kernel started, each at its measured cost) kernels per hour.
+Each gate's evidence says its children's hardware queues (time.hardware_queues, 0: default).
 """
 import glob
 import json
@@ -18,6 +20,8 @@ def main():
     folder, wall = sys.argv[1], float(sys.argv[2])
     label = sys.argv[3] if len(sys.argv) > 3 else os.path.basename(folder)
     context_s = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else 0.0
+    one_queue_s = float(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else context_s
+    floor_s = 0.0  # the contexts' serial cost, summed over every kernel run
     reports = []
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
         try:
@@ -37,17 +41,20 @@ def main():
         for g in r.get("gates", []):
             gate_seconds.setdefault(g["name"], []).append(g.get("seconds", 0.0))
             gate_children.setdefault(g["name"], []).append(g.get("evidence", {}).get("time", {}).get("children", 0))
+            time_ = g.get("evidence", {}).get("time", {})
             for k in parts:
-                parts[k] += g.get("evidence", {}).get("time", {}).get(k, 0)
+                parts[k] += time_.get(k, 0)
+            floor_s += time_.get("children", 0) * (one_queue_s if time_.get("hardware_queues", 0) == 1 else context_s)
     per_kernel = [r.get("seconds", 0.0) for r in reports]
     turns = [r.get("environment", {}).get("gpu_turns", {}) for r in reports]
     runs = len(reports)
     print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
     children_per_kernel = parts["children"] / runs
-    if context_s > 0 and children_per_kernel > 0:
-        ceiling = 3600 / (children_per_kernel * context_s)
-        print(f"ceiling {ceiling:.0f} kernels/hour = 3600 / ({children_per_kernel:.2f} children a kernel x "
-              f"{context_s:.3f} s a fresh context, measured in this run): {runs / wall * 3600 / ceiling:.0%} of it")
+    if context_s > 0 and floor_s > 0:
+        ceiling = 3600 / (floor_s / runs)
+        print(f"ceiling {ceiling:.0f} kernels/hour = 3600 / {floor_s / runs:.3f} s of fresh contexts a kernel "
+              f"({children_per_kernel:.2f} children; {context_s:.3f} s a context, {one_queue_s:.3f} s with one hardware "
+              f"queue, measured in this run): {runs / wall * 3600 / ceiling:.0%} of it")
     print(f"verdicts: {verdicts}; per-kernel wall median {statistics.median(per_kernel):.2f} s "
           f"(min {min(per_kernel):.2f}, max {max(per_kernel):.2f})")
     print("| gate | runs | median s | max s | sum s | children a run (median, max) |")
