@@ -31,21 +31,10 @@ bool g_emptied = false;
 
 bool cuda_cache_emptied() { return g_emptied; }
 
-int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes) {
-  static const bool no_cache = [] {
-    const char* v = std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
-    return v && *v && std::string(v) != "0";
-  }();
-  if (no_cache) return 0;
-  g_emptied = false;
-#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
-  try {
-    // Segments with no live block go back to the driver: what is cached afterwards is ours.
-    c10::getDeviceAllocator(c10::DeviceType::CUDA)->emptyCache();
-    g_emptied = true;
-  } catch (const std::exception&) {
-  }
-#endif
+namespace {
+// The blocks of one poisoning: 1 MiB pairs filling whole small-pool segments, one block of 4x the
+// largest input when that is over a large segment, then 20 MiB large-pool blocks up to `want`.
+std::vector<at::Tensor> allocate_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
   const auto opts = at::TensorOptions().dtype(at::kByte).device(at::kCUDA);
   const int64_t want = std::min(kMaxBytes, 4 * std::max<int64_t>(input_bytes, 0) + 16 * kMiB);
   std::vector<at::Tensor> held;
@@ -58,6 +47,47 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
   } catch (const std::exception&) {
     // Out of device memory: poison what was obtained.
   }
+  return held;
+}
+
+#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+// Whether every byte the cache holds is allocated (by the poison blocks just taken, or by tensors
+// the kernel keeps alive): then no free block is left holding an earlier call's data. Index 0 of
+// a stat array is the aggregate over pools; a child sees one GPU, as device 0.
+bool cache_fully_allocated(c10::DeviceAllocator* allocator) {
+  const auto stats = allocator->getDeviceStats(c10::DeviceIndex(0));
+  return stats.allocated_bytes[0].current == stats.reserved_bytes[0].current;
+}
+#endif
+}  // namespace
+
+int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes) {
+  static const bool no_cache = [] {
+    const char* v = std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (no_cache) return 0;
+  g_emptied = false;
+  std::vector<at::Tensor> held = allocate_poison_blocks(input_bytes, largest_input_bytes);
+#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+  // Usually the blocks just taken are the whole cache again (the same shapes as the last call, the
+  // last call's tensors freed and merged back into whole segments): filling them covers every free
+  // byte, with no device allocation or release. Only when something is left over (a smaller case
+  // than before, a segment the kernel made) is the cache released and taken afresh: a release
+  // and a cudaMalloc per segment, per call, were most of a request's time under load on the H200.
+  try {
+    c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
+    if (cache_fully_allocated(allocator)) {
+      g_emptied = true;
+    } else {
+      held.clear();
+      allocator->emptyCache();  // segments with no live block go back to the driver
+      held = allocate_poison_blocks(input_bytes, largest_input_bytes);
+      g_emptied = true;
+    }
+  } catch (const std::exception&) {
+  }
+#endif
   int64_t total = 0;
   for (at::Tensor& t : held) {
     t.fill_(int64_t(poison));
