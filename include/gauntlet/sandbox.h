@@ -217,6 +217,16 @@ class WorkerSession {
   std::string signature_, notes_, device_info_;
 };
 
+// Where CUDA workers' time went, summed over the case replies that said (CaseReply::has_phases:
+// the native worker on a GPU) in this process: for "where the time goes" (verify reports each
+// kernel's share as environment.worker_phases).
+struct WorkerPhaseTotals {
+  long cases = 0;
+  double poison_seconds = 0, to_device_seconds = 0, kernel_seconds = 0, from_device_seconds = 0;
+};
+void add_worker_phases(const wire::CaseReply& reply);
+WorkerPhaseTotals worker_phase_totals();
+
 // The Python module worker's command line (interpreter, script), as Launcher::set_python_module
 // describes; false with *error when the interpreter or the script is missing.
 bool python_worker_command(const std::string& worker_path, std::vector<std::string>* argv, std::string* error);

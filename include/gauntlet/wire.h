@@ -201,6 +201,12 @@ struct CaseReply {
   // CUDA tensor, as .cpu(), .to(kCPU) and .item() end in them). Raw cudaMemcpy calls are not seen.
   // Encoded only when not empty (a tagged trailing section), so other replies' bytes are unchanged.
   std::vector<HostCopy> host_copies;
+  // device=cuda, native worker: where the worker's time for this case went, in seconds of host
+  // wall time: poisoning the device cache, copying the inputs to the device, and the outputs back
+  // (the entry itself is kernel_seconds). For "where the time goes" on a GPU (docs/gpu.md). Encoded
+  // only when set (a tagged trailing section), so other replies' bytes are unchanged.
+  bool has_phases = false;
+  double poison_seconds = 0, to_device_seconds = 0, from_device_seconds = 0;
 };
 
 // Building blocks for messages defined elsewhere (timing.h): kernel arguments, and the end-of-message

@@ -414,6 +414,7 @@ bool decode(const std::string& bytes, CaseRequest* m, std::string* why) {
 
 // Tags of CaseReply's optional trailing sections.
 constexpr uint8_t kHostCopiesTag = 1;
+constexpr uint8_t kPhasesTag = 2;
 
 std::string encode(const CaseReply& m) {
   Writer w;
@@ -454,6 +455,12 @@ std::string encode(const CaseReply& m) {
       w.str(h.from);
       w.i64(h.bytes);
     }
+  }
+  if (m.has_phases) {  // optional tagged section (absent: not measured)
+    w.u8(kPhasesTag);
+    w.f64(m.poison_seconds);
+    w.f64(m.to_device_seconds);
+    w.f64(m.from_device_seconds);
   }
   return std::move(w.bytes());
 }
@@ -520,9 +527,18 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
     r.i64(&f.buffer_bytes);
   }
   m->host_copies.clear();
+  m->has_phases = false;
+  m->poison_seconds = m->to_device_seconds = m->from_device_seconds = 0;
   while (r.ok() && !r.at_end()) {  // tagged optional sections
     uint8_t tag = 0;
     r.u8(&tag);
+    if (tag == kPhasesTag) {
+      m->has_phases = true;
+      r.f64(&m->poison_seconds);
+      r.f64(&m->to_device_seconds);
+      r.f64(&m->from_device_seconds);
+      continue;
+    }
     if (tag != kHostCopiesTag) return (*why = "unknown case reply section " + std::to_string(tag), false);
     uint32_t n = 0;
     if (!r.u32(&n) || n > 4096) return (*why = "bad host copy count", false);

@@ -766,6 +766,25 @@ bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
   return false;
 }
 
+namespace {
+std::mutex g_phases_mu;
+WorkerPhaseTotals g_phases;
+}  // namespace
+
+void add_worker_phases(const wire::CaseReply& reply) {
+  std::lock_guard<std::mutex> lock(g_phases_mu);
+  ++g_phases.cases;
+  g_phases.poison_seconds += reply.poison_seconds;
+  g_phases.to_device_seconds += reply.to_device_seconds;
+  g_phases.kernel_seconds += reply.kernel_seconds;
+  g_phases.from_device_seconds += reply.from_device_seconds;
+}
+
+WorkerPhaseTotals worker_phase_totals() {
+  std::lock_guard<std::mutex> lock(g_phases_mu);
+  return g_phases;
+}
+
 void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn) {
   if (!launcher_) return;
   const SandboxOptions& opt = launcher_->options();
@@ -923,6 +942,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     o.message = "protocol violation: malformed case reply (" + why + ")";
     return o;
   }
+  if (o.reply.has_phases) add_worker_phases(o.reply);
   switch (o.reply.code) {
     case kCallOk: break;
     case kCallException:

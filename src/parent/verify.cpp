@@ -206,6 +206,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   CaseSpace space(*schema, manifest);
   const bool unknown_contract = binding && !binding->described;
   const GpuTurn::Totals turns_before = GpuTurn::process_totals();
+  const WorkerPhaseTotals phases_before = worker_phase_totals();
   GateContext base{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
                    report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, "", {}, {}, {}};
   // The timing gate's timed loop keeps its GPU turn (file_lock.h) from the first timed call to the
@@ -401,6 +402,14 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
                                        {"held_seconds", t.held_seconds - turns_before.held_seconds},
                                        {"overruns", t.overruns - turns_before.overruns},
                                        {"bound_seconds", launcher.options().gpu_turn_bound_seconds}};
+    // Inside the CUDA children's cases (native worker), where the host time went.
+    const WorkerPhaseTotals p = worker_phase_totals();
+    if (p.cases > phases_before.cases)
+      report.environment["worker_phases"] = {{"cases", p.cases - phases_before.cases},
+                                             {"poison_seconds", p.poison_seconds - phases_before.poison_seconds},
+                                             {"to_device_seconds", p.to_device_seconds - phases_before.to_device_seconds},
+                                             {"kernel_seconds", p.kernel_seconds - phases_before.kernel_seconds},
+                                             {"from_device_seconds", p.from_device_seconds - phases_before.from_device_seconds}};
   }
   if (python) report.environment["module"] = {{"kind", "python"}, {"worker", "python/gauntlet_pyworker.py"}, {"entry", manifest.entry}};
   if (module_ref) report.environment["module"]["oracle"] = module_oracle_json(*module_ref);

@@ -187,13 +187,19 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
       input_bytes += int64_t(a.tensor.storage().nbytes());
       largest_input = std::max(largest_input, int64_t(a.tensor.storage().nbytes()));
     }
+  using PhaseClock = std::chrono::steady_clock;
+  auto since = [](PhaseClock::time_point t) { return std::chrono::duration<double>(PhaseClock::now() - t).count(); };
+  rep.has_phases = g_cuda;
   if (g_cuda) {
     {
       std::lock_guard<std::mutex> lock(g_ops.mu);
       g_ops.inputs.clear();  // an earlier failed case's inputs: released before the cache is emptied
     }
+    const auto p0 = PhaseClock::now();
     poison_cuda_cache(g_poison, input_bytes, largest_input);
+    rep.poison_seconds += since(p0);
   }
+  const auto d0 = PhaseClock::now();
   std::vector<KernelArg> args(req.args.size());
   std::vector<at::Tensor> inputs;
   std::vector<std::string> before;
@@ -211,6 +217,7 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
       before.push_back(storage_bytes(a.tensor));  // the CPU bytes the device copy was made from
     }
   }
+  if (g_cuda) rep.to_device_seconds = since(d0);
   double seconds = 0;
   begin_case();  // memory gate: canary breaches are reported per case
   if (g_record_ops) g_ops.take();  // nothing of an earlier failed case carries over
@@ -225,7 +232,11 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
   for (uint32_t call = 0; call < std::max<uint32_t>(1, req.repeat); ++call) {
     std::vector<at::Tensor> outs;
     std::string error;
-    if (g_cuda && call > 0) poison_cuda_cache(g_poison, input_bytes, largest_input);  // and before each repeat
+    if (g_cuda && call > 0) {  // and before each repeat
+      const auto p0 = PhaseClock::now();
+      poison_cuda_cache(g_poison, input_bytes, largest_input);
+      rep.poison_seconds += since(p0);
+    }
     auto t0 = std::chrono::steady_clock::now();
     if (g_record_ops) g_ops.set_active(true);
     int code = entry.invoke(&args, &outs, &error);
@@ -268,7 +279,9 @@ wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req)
         if (overlaps(t, previous[j])) ap = int32_t(j);
       co.alias_previous_call.push_back(ap);
       // Copy now: a later call may reuse (and overwrite) the same buffer.
+      const auto h0 = PhaseClock::now();
       co.outputs.push_back(t.cpu().contiguous().clone());
+      if (g_cuda) rep.from_device_seconds += since(h0);
     }
     rep.calls.push_back(std::move(co));
     if (guards_enabled() && !g_cuda)  // while this call's outputs are alive, so breaches name them

@@ -65,6 +65,36 @@ TEST(WireHostCopies, UnknownSectionAndTruncationAreRefused) {
   EXPECT_FALSE(decode(full.substr(0, full.size() - 3), &back, &why));
 }
 
+// A CUDA worker's phase times (CaseReply::has_phases): a section of their own, beside host copies
+// in either order of presence, absent from every other reply.
+TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
+  CaseReply r = sample_reply();
+  const std::string plain = encode(r);
+  r.has_phases = true;
+  r.poison_seconds = 0.00125;
+  r.to_device_seconds = 0.0005;
+  r.from_device_seconds = 0.00075;
+  const std::string with = encode(r);
+  ASSERT_GT(with.size(), plain.size());
+  EXPECT_EQ(with.substr(0, plain.size()), plain);
+  CaseReply back;
+  std::string why;
+  ASSERT_TRUE(decode(with, &back, &why)) << why;
+  EXPECT_TRUE(back.has_phases);
+  EXPECT_DOUBLE_EQ(back.poison_seconds, 0.00125);
+  EXPECT_DOUBLE_EQ(back.to_device_seconds, 0.0005);
+  EXPECT_DOUBLE_EQ(back.from_device_seconds, 0.00075);
+  ASSERT_TRUE(decode(plain, &back, &why)) << why;  // a reused reply forgets them
+  EXPECT_FALSE(back.has_phases);
+  EXPECT_EQ(back.poison_seconds, 0.0);
+  r.host_copies.push_back({"aten::copy_", 0, "cuda:0", 4096});
+  ASSERT_TRUE(decode(encode(r), &back, &why)) << why;
+  EXPECT_TRUE(back.has_phases);
+  ASSERT_EQ(back.host_copies.size(), 1u);
+  const std::string both = encode(r);
+  EXPECT_FALSE(decode(both.substr(0, both.size() - 5), &back, &why)) << "a cut phase section was accepted";
+}
+
 TEST(SandboxPolicyToolIpc, OnlyTheSanitizerChildAddsTheByte) {
   SandboxPolicy p;
   const std::string plain = encode_policy(p);

@@ -72,6 +72,14 @@ def main():
     print(f"children {parts['children']}, summed: spawn {parts['spawn_seconds']:.1f} s, inputs "
           f"{parts['inputs_seconds']:.1f} s, oracle {parts['oracle_seconds']:.1f} s, inside kernels {parts['kernel_seconds']:.1f} s, worker round trips "
           f"{parts['worker_round_trip_seconds']:.1f} s")
+    phases = [r.get("environment", {}).get("worker_phases", {}) for r in reports]
+    if any(phases):
+        total = {k: sum(p.get(k, 0) for p in phases) for k in ("cases", "poison_seconds", "to_device_seconds",
+                                                                 "kernel_seconds", "from_device_seconds")}
+        n = max(1, total["cases"])
+        print(f"inside the CUDA workers' {total['cases']} cases (ms a case): poison {1e3 * total['poison_seconds'] / n:.2f}, "
+              f"inputs to device {1e3 * total['to_device_seconds'] / n:.2f}, entry and sync {1e3 * total['kernel_seconds'] / n:.2f}, "
+              f"outputs to host {1e3 * total['from_device_seconds'] / n:.2f}")
     if any(turns):
         held = [t.get("held_seconds", 0.0) for t in turns]
         waited = [t.get("waited_seconds", 0.0) for t in turns]
