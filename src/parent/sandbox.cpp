@@ -866,18 +866,18 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     return o;
   }
   deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);  // per case (exchange says why)
-  // The Python worker asks for its GPU turn once it has read the case and gives it back once its
-  // outputs are on the host: a case of a problem's own sizes (hundreds of MB each way) crosses the
-  // pipe while other children use the GPU. On the H200 the pipe and the (de)serialization were
-  // most of a turn (docs/gpu.md). A CPU child asks too and is granted at once (no turn to take),
-  // so the exchange is exercised wherever the module tests run.
-  const bool handshake = python_worker_;
+  // Every worker asks for its GPU turn once it has read the case and gives it back once its
+  // outputs are on the host: a case crosses the pipe, and both sides (de)serialize it, while other
+  // children use the GPU. On the H200 the pipe and the (de)serialization were most of a Python
+  // module's turn at a problem's own sizes, and host work slows under load (docs/gpu.md). A CPU
+  // child asks too and is granted at once (no turn to take), so the exchange is exercised by every
+  // test that runs a case.
+  const bool handshake = true;
   struct OverrunEnd {  // after the turn below: a sibling waiting for this overrun may go
     WorkerSession* s;
     ~OverrunEnd() { s->end_overrun(); }
   } overrun_end{this};
   std::optional<GpuTurn> turn;
-  if (!handshake) take_gpu_turn(turn);
   wire::CaseRequest sent = request;  // the tensors are shared, not copied
   sent.turn_handshake = handshake;
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(sent));

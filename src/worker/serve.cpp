@@ -145,6 +145,15 @@ void install_operator_recorder(bool host_copies) {
 
 bool reply(wire::FrameType t, const std::string& payload) { return wire::write_frame(kReplyFd, t, payload); }
 
+// Asks the parent for the GPU turn and waits for it (frames TurnRequest, TurnGrant; wire.h).
+bool take_turn() {
+  if (!reply(wire::FrameType::TurnRequest, "")) return false;
+  wire::Frame grant;
+  std::string why;
+  return wire::read_frame(kRequestFd, &grant, -1, &why) == wire::ReadStatus::Ok &&
+         grant.type == wire::FrameType::TurnGrant;
+}
+
 std::string g_device_info;  // device=cuda: describe_cuda_device(), sent with the LoadReply
 
 bool send_load_reply(bool ok, const std::string& error, const std::string& sig, const std::string& notes) {
@@ -392,6 +401,10 @@ int serve(const SandboxPolicy& policy) {
       rep.code = kWorkerInternalError;
       rep.message = "worker could not decode the case: " + why;
     } else {
+      // The GPU turn (CaseRequest::turn_handshake) covers the case's device work, from poisoning
+      // to the outputs on the host: the pipe and the (de)serialization on either side of it run
+      // while another child has the GPU. A parent that does not grant it is gone or out of step.
+      if (req.turn_handshake && !take_turn()) return 5;
       try {
         rep = run_case(*entry, req);
       } catch (const std::exception& e) {
@@ -400,6 +413,7 @@ int serve(const SandboxPolicy& policy) {
         rep.code = kWorkerInternalError;
         rep.message = std::string("worker error: ") + e.what();
       }
+      if (req.turn_handshake && !reply(wire::FrameType::TurnRelease, "")) return 5;
     }
     if (!reply(wire::FrameType::CaseReply, wire::encode(rep))) return 5;
   }
