@@ -1,6 +1,7 @@
 // GPU turns: one gauntlet child executes on a GPU at a time, and none keeps it past a bound.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "gauntlet/file_lock.h"
@@ -64,5 +65,11 @@ class GpuTurn {
   bool outer_ = false, overran_ = false;
   std::chrono::steady_clock::time_point granted_;
 };
+
+// The timing gate's clock section on the device whose turns lock `lock_path`
+// (GateContext::clock_section): entering takes the turn and holds it until left; entering returns
+// whether a child past its turn's bound still runs there (the timed loop shares the device).
+// Entered and left on one thread.
+std::function<bool(bool)> gpu_clock_section(const std::string& lock_path);
 
 }  // namespace gauntlet

@@ -4,7 +4,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include "gauntlet/sandbox.h"
 
@@ -71,6 +73,16 @@ GpuTurn::~GpuTurn() {
   g_totals.overruns += overran_ ? 1 : 0;
   g_totals.waited_seconds += waited_;
   g_totals.held_seconds += held;
+}
+
+std::function<bool(bool)> gpu_clock_section(const std::string& lock_path) {
+  auto turn = std::make_shared<std::optional<GpuTurn>>();
+  return [turn, lock_path](bool enter) {
+    if (!enter) return turn->reset(), false;
+    turn->emplace(lock_path);
+    // No child can start overrunning while this turn is held: only one already running matters.
+    return GpuTurn::overrun_in_progress(lock_path);
+  };
 }
 
 GpuTurn::Totals GpuTurn::process_totals() {

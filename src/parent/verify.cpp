@@ -212,15 +212,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   // The timing gate's timed loop keeps its GPU turn (file_lock.h) from the first timed call to the
   // peaks, so no other gauntlet child on the host runs there in between; entered and left on the
   // timing gate's thread.
-  std::optional<GpuTurn> clock_turn;
-  const int gpu_index = launcher.options().gpu_index;
-  if (manifest.device == "cuda")
-    base.clock_section = [&clock_turn, gpu_index](bool enter) {
-      if (!enter) return clock_turn.reset(), false;
-      clock_turn.emplace(gpu_index);
-      // No child can start overrunning while this turn is held: only one already running matters.
-      return GpuTurn::overrun_in_progress(gpu_index);
-    };
+  if (manifest.device == "cuda") base.clock_section = gpu_clock_section(gpu_turn_path(launcher.options().gpu_index));
   const std::vector<std::string> names = options.gates.empty() ? gate_names() : options.gates;
   std::vector<GateVerdict> verdicts(names.size());
   std::vector<bool> ran(names.size(), false);

@@ -1,8 +1,13 @@
 // The timing gate in the real sandbox: controls pass with figures, both planted timing bugs fail, replay reproduces.
 #include <gtest/gtest.h>
 
-#include <fstream>
+#include <unistd.h>
 
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "gauntlet/gpu_turn.h"
 #include "gauntlet/replay.h"
 #include "gauntlet/timing.h"
 #include "real_run.h"
@@ -56,6 +61,42 @@ TEST(TimingGate, SkipsAfterAnEarlierGateFailed) {
   GateVerdict v = make_gate("timing")->run(*r.ctx);
   EXPECT_EQ(v.status, Status::Skip);
   EXPECT_NE(v.message.find("accuracy, memory"), std::string::npos) << v.message;
+}
+
+// A child past its GPU turn's bound (gpu_turn.h) still running on the device when the timed loop
+// takes it: the figures are the kernel's plus a time-sliced share, so the gate says so and still
+// passes (sharing only adds time); the same run on a device to itself says nothing. A fake
+// device's lock file stands for the GPU, as in tests/parent/gpu_turn_test.cpp.
+TEST(TimingGate, ATimedLoopBesideAnOverrunningChildIsReportedUncertainNotFailed) {
+  const std::string lock = "/tmp/gauntlet-test-timing-shared-" + std::to_string(getpid()) + ".lock";
+  CorpusKernelRun r("controls/relu.json", 5, "timing");
+  r.ctx->clock_section = gpu_clock_section(lock);
+  GateVerdict alone = make_gate("timing")->run(*r.ctx);
+  ASSERT_EQ(alone.status, Status::Pass) << alone.message;
+  EXPECT_FALSE(alone.evidence["dtypes"][0]["gpu_shared"].get<bool>());
+  EXPECT_EQ(alone.message.find("GPU shared"), std::string::npos) << alone.message;
+
+  std::thread spinner_side;
+  {
+    // Another kernel's request past its bound: it gave its turn up and runs on.
+    std::promise<void> overran, done;
+    spinner_side = std::thread([&] {
+      GpuTurn spinning(lock);
+      spinning.overrun();
+      overran.set_value();
+      done.get_future().wait();
+    });
+    overran.get_future().wait();
+    GateVerdict shared = make_gate("timing")->run(*r.ctx);
+    done.set_value();
+    spinner_side.join();
+    ASSERT_EQ(shared.status, Status::Pass) << shared.message;
+    EXPECT_TRUE(shared.evidence["dtypes"][0]["gpu_shared"].get<bool>());
+    EXPECT_NE(shared.message.find("GPU shared"), std::string::npos) << shared.message;
+    EXPECT_NE(shared.message.find("figures uncertain"), std::string::npos) << shared.message;
+  }
+  unlink(lock.c_str());
+  unlink((lock + ".overrun").c_str());
 }
 
 TEST(TimingGate, ReplayOfTheImplausibleCaseReproducesTheFailure) {
