@@ -241,8 +241,7 @@ class SecondProcess {
     second.build_dir = ctx_.manifest.module_build_dir;  // a Python module's prebuilt extensions
     second.poison_byte = kSecondPoison;
     second.intra_op_threads = kSecondThreads;
-    second.device = ctx_.manifest.device;
-    if (second.device == "cuda") second.hardware_queues = ctx_.cuda_hardware_queues;
+    set_load_device(ctx_, &second);
     Outcome o = session_->load(second);
     if (o.kind != Outcome::Kind::Ok) {
       session_.reset();

@@ -229,8 +229,7 @@ std::unique_ptr<WorkerSession> open_child(GateContext& ctx, Launcher& launcher, 
     req.build_dir = ctx.manifest.module_build_dir;  // a Python module's prebuilt extensions
     req.poison_byte = poison;
     req.guard_bytes = guard;
-    req.device = ctx.manifest.device;
-    if (req.device == "cuda") req.hardware_queues = ctx.cuda_hardware_queues;
+    set_load_device(ctx, &req);
     Outcome o = s->load(req);
     if (o.kind != Outcome::Kind::Ok) {
       failed->status = status_for(o.kind);
@@ -524,8 +523,7 @@ class MemoryGate : public Gate {
     req.entry = python_load_entry(ctx.manifest, ctx.manifest.entry);
     req.build_dir = ctx.manifest.module_build_dir;  // a Python module's prebuilt extensions
     req.poison_byte = kPoisonA;
-    req.device = ctx.manifest.device;
-    if (req.device == "cuda") req.hardware_queues = ctx.cuda_hardware_queues;
+    set_load_device(ctx, &req);
     auto text_now = [&] { return s->captured_output(size_t(1) << 24); };
     Outcome o = s->load(req);
     if (o.kind != Outcome::Kind::Ok) {

@@ -51,13 +51,11 @@ std::unique_ptr<Gate> make_gate(const std::string& name) {
   return nullptr;
 }
 
-bool gate_needs_concurrent_streams(const std::string& name) {
+uint32_t gate_hardware_queues(const std::string& name) {
   for (const GateEntry& g : kGates)
-    if (name == g.name) return g.concurrent_streams;
-  return true;  // unknown: the driver's default, which never hides anything
+    if (name == g.name) return g.concurrent_streams ? 0 : 1;
+  return 0;  // unknown: the driver's default, which never hides anything
 }
-
-uint32_t gate_hardware_queues(const std::string& name) { return gate_needs_concurrent_streams(name) ? 0 : 1; }
 
 std::vector<std::unique_ptr<Gate>> all_gates() {
   std::vector<std::unique_ptr<Gate>> gates;

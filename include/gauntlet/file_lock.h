@@ -22,6 +22,7 @@ class FileLock {
   bool held() const { return fd_ >= 0; }
 
  private:
+  bool acquire(const std::string& path, int op);  // open, then flock(op): LOCK_EX/LOCK_SH, maybe | LOCK_NB
   int fd_ = -1;
 };
 

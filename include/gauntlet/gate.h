@@ -55,7 +55,7 @@ struct GateContext {
   // bound still runs there (gpu_turn.h), time-sliced with the timed loop.
   std::function<bool(bool)> clock_section;
   // CUDA_DEVICE_MAX_CONNECTIONS of this gate's CUDA children (LoadRequest::hardware_queues); 0:
-  // the driver's default. verify sets it per gate (gate_needs_concurrent_streams).
+  // the driver's default. verify sets it per gate (gate_hardware_queues).
   uint32_t cuda_hardware_queues = 0;
   // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
   struct Timing {
@@ -97,13 +97,14 @@ class Gate {
 std::vector<std::unique_ptr<Gate>> all_gates();
 std::vector<std::string> gate_names();
 std::unique_ptr<Gate> make_gate(const std::string& name);
-// Whether the gate's CUDA children keep the driver's default hardware queues (determinism, timing);
-// every other gate's children get one (GateContext::cuda_hardware_queues).
-bool gate_needs_concurrent_streams(const std::string& name);
-// GateContext::cuda_hardware_queues for the gate: 1, or 0 (the driver's default) for those above.
+// GateContext::cuda_hardware_queues for the gate: 0 (the driver's default) for determinism and
+// timing, whose CUDA children need concurrency between streams; 1 for every other gate.
 uint32_t gate_hardware_queues(const std::string& name);
 
 // --- helpers shared by gates (src/parent/gate_support.cpp) ---
+
+// A gate child's LoadRequest: the kernel's device and, on CUDA, the gate's hardware queues.
+void set_load_device(const GateContext& ctx, wire::LoadRequest* request);
 
 // A fresh child with the kernel loaded, or a verdict explaining why not (load-error, ...).
 // `entry`: the entry to load when not the manifest's forward entry (the gradients gate's backward).

@@ -47,7 +47,6 @@ class GpuTurn {
 
   // Whether some child is running past its bound on this device now (its turn given up).
   static bool overrun_in_progress(const std::string& lock_path);
-  static bool overrun_in_progress(int gpu_index) { return overrun_in_progress(gpu_turn_path(gpu_index)); }
 
   // This process's outer turns so far, for "where the time goes" (verify reports them per kernel).
   // held_seconds counts a turn until it ended or was given up; overruns, those given up.

@@ -1,8 +1,8 @@
 // Parent side of the sandbox: starts worker children (through a zygote or fork+exec) and talks to them.
 #include <sys/types.h>
 
-#include <memory>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -211,7 +211,6 @@ class WorkerSession {
   int timeout_seconds_ = 0;
   bool finished_ = false;
   bool cuda_ = false;               // loaded with device=cuda
-  bool python_worker_ = false;      // the Python module worker: it asks for its GPU turn per case
   int64_t resident_limit_ = 0;      // >0: resident memory watched at this bound
   bool overrunning_ = false;        // this request went past its GPU turn's bound
   std::string signature_, notes_, device_info_;

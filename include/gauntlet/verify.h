@@ -62,7 +62,7 @@ struct VerifyOptions {
   // one after another. Verdicts do not depend on it (every gate's cases come from its own seed).
   int jobs = 1;
   // The same for a CUDA kernel's gates (--gpu-jobs, 4 on the command line): their children start
-  // side by side and execute on the GPU one at a time (GpuTurn, file_lock.h).
+  // side by side and execute on the GPU one at a time (GpuTurn, gpu_turn.h).
   int gpu_jobs = 1;
   // Shared slots when several kernels are verified at once; null: this kernel's own `jobs` slots.
   GateSlots* slots = nullptr;

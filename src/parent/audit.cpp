@@ -248,7 +248,7 @@ int run_audit(const AuditOptions& o, std::FILE* out) {
   }
   // GPU lanes: --gpu-jobs per GPU, beside the CPU lanes, each verifying one kernel at a time with
   // one gate process at a time; their children start side by side and take turns executing on
-  // the GPU (file_lock.h: GpuTurn, which also keeps a timed loop alone there).
+  // the GPU (gpu_turn.h: GpuTurn, which also keeps a timed loop alone there).
   for (int g : gpu_lane_plan(gpus, o.gpu_lanes, gpu.size())) {
     LaneConfig c = base;
     c.work = &gpu;

@@ -14,26 +14,23 @@ bool flock_retrying(int fd, int op) {
   return true;
 }
 
-bool FileLock::lock(const std::string& path, Mode mode) {
+bool FileLock::acquire(const std::string& path, int op) {
   unlock();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd_ < 0) return false;
-  if (!flock_retrying(fd_, mode == Mode::Exclusive ? LOCK_EX : LOCK_SH)) {
+  if (!flock_retrying(fd_, op)) {
     ::close(fd_);
     fd_ = -1;
   }
   return fd_ >= 0;
 }
 
+bool FileLock::lock(const std::string& path, Mode mode) {
+  return acquire(path, mode == Mode::Exclusive ? LOCK_EX : LOCK_SH);
+}
+
 bool FileLock::try_lock(const std::string& path, Mode mode) {
-  unlock();
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd_ < 0) return false;
-  if (!flock_retrying(fd_, (mode == Mode::Exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB)) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  return fd_ >= 0;
+  return acquire(path, (mode == Mode::Exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB);
 }
 
 void FileLock::unlock() {

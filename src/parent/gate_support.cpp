@@ -38,6 +38,11 @@ Status status_for(Outcome::Kind kind) {
   }
 }
 
+void set_load_device(const GateContext& ctx, wire::LoadRequest* request) {
+  request->device = ctx.manifest.device;
+  if (request->device == "cuda") request->hardware_queues = ctx.cuda_hardware_queues;  // CPU bytes unchanged
+}
+
 std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed,
                                             const std::string& entry) {
   wire::LoadRequest request;
@@ -53,8 +58,7 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
     request.entry = python_load_entry(ctx.manifest, request.entry);
     request.build_dir = ctx.manifest.module_build_dir;
   }
-  request.device = ctx.manifest.device;
-  if (request.device == "cuda") request.hardware_queues = ctx.cuda_hardware_queues;
+  set_load_device(ctx, &request);
   const int64_t t0 = wire::now_ms();
   struct AddSpawn {
     GateContext& ctx;

@@ -663,7 +663,6 @@ Outcome WorkerSession::load(const std::string& so_path, const std::string& entry
 
 Outcome WorkerSession::load(const wire::LoadRequest& req) {
   cuda_ = req.device == "cuda";
-  python_worker_ = launcher_ && launcher_->python_;
   if (launcher_) {
     const SandboxOptions& opt = launcher_->options_;
     resident_limit_ = opt.resident_limit_bytes > 0 ? opt.resident_limit_bytes
@@ -872,14 +871,13 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   // module's turn at a problem's own sizes, and host work slows under load (docs/gpu.md). A CPU
   // child asks too and is granted at once (no turn to take), so the exchange is exercised by every
   // test that runs a case.
-  const bool handshake = true;
   struct OverrunEnd {  // after the turn below: a sibling waiting for this overrun may go
     WorkerSession* s;
     ~OverrunEnd() { s->end_overrun(); }
   } overrun_end{this};
   std::optional<GpuTurn> turn;
   wire::CaseRequest sent = request;  // the tensors are shared, not copied
-  sent.turn_handshake = handshake;
+  sent.turn_handshake = true;
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(sent));
   wire::Frame f;
   std::string why;
@@ -893,7 +891,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     if (over_limit) return o;
     if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
     if (special_frame(f, &o)) return o;
-    if (!handshake || (f.type != wire::FrameType::TurnRequest && f.type != wire::FrameType::TurnRelease)) break;
+    if (f.type != wire::FrameType::TurnRequest && f.type != wire::FrameType::TurnRelease) break;
     if (f.type == wire::FrameType::TurnRelease) {
       if (!holding) {
         turn_slip = "gave back a GPU turn it did not hold";

@@ -79,7 +79,7 @@ StandardCheck kernelbench_check(const KernelManifest& given, Launcher& launcher)
   Outcome o = session->load(req);
   if (o.kind != Outcome::Kind::Ok) return from_failed_child("loading the module", o);
   // The trials are one request: --timeout bounds them as it bounds a gate's case, and on a GPU
-  // the request takes the GPU's turn (file_lock.h) as a timing request does.
+  // the request takes the GPU's turn (gpu_turn.h) as a timing request does.
   std::string reply;
   o = session->exchange(wire::FrameType::Check, "", wire::FrameType::CheckReply, &reply);
   if (o.kind != Outcome::Kind::Ok) return from_failed_child("KernelBench's trials", o);

@@ -209,7 +209,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   const WorkerPhaseTotals phases_before = worker_phase_totals();
   GateContext base{*schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
                    report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, "", {}, {}, {}};
-  // The timing gate's timed loop keeps its GPU turn (file_lock.h) from the first timed call to the
+  // The timing gate's timed loop keeps its GPU turn (gpu_turn.h) from the first timed call to the
   // peaks, so no other gauntlet child on the host runs there in between; entered and left on the
   // timing gate's thread.
   if (manifest.device == "cuda") base.clock_section = gpu_clock_section(gpu_turn_path(launcher.options().gpu_index));
@@ -217,7 +217,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   std::vector<GateVerdict> verdicts(names.size());
   std::vector<bool> ran(names.size(), false);
   // A CUDA kernel's gates run --gpu-jobs at a time; their children start side by side but execute
-  // on the GPU one at a time (GpuTurn, file_lock.h): contexts that run at once time-slice the GPU,
+  // on the GPU one at a time (GpuTurn, gpu_turn.h): contexts that run at once time-slice the GPU,
   // which on the H200 made each gate 20-50x slower (docs/gpu.md).
   GateSlots own_slots(std::max(1, manifest.device == "cuda" ? options.gpu_jobs : options.jobs),
                       manifest.device == "cuda" ? nullptr : options.lent_slots);

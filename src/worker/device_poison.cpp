@@ -25,11 +25,8 @@ constexpr int64_t kMiB = int64_t(1) << 20;
 constexpr int64_t kSmallBlock = kMiB, kLargeBlock = 20 * kMiB, kRound = 2 * kMiB;
 constexpr int64_t kSmallPoolBytes = 16 * kMiB;  // 8 small segments
 constexpr int64_t kMaxBytes = int64_t(4) << 30;
-bool g_emptied = false;
 
 }  // namespace
-
-bool cuda_cache_emptied() { return g_emptied; }
 
 namespace {
 // The blocks of one poisoning: 1 MiB pairs filling whole small-pool segments, one block of 4x the
@@ -67,7 +64,6 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
     return v && *v && std::string(v) != "0";
   }();
   if (no_cache) return 0;
-  g_emptied = false;
   std::vector<at::Tensor> held = allocate_poison_blocks(input_bytes, largest_input_bytes);
 #ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
   // Usually the blocks just taken are the whole cache again (the same shapes as the last call, the
@@ -77,13 +73,10 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
   // and a cudaMalloc per segment, per call, were most of a request's time under load on the H200.
   try {
     c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
-    if (cache_fully_allocated(allocator)) {
-      g_emptied = true;
-    } else {
+    if (!cache_fully_allocated(allocator)) {
       held.clear();
       allocator->emptyCache();  // segments with no live block go back to the driver
       held = allocate_poison_blocks(input_bytes, largest_input_bytes);
-      g_emptied = true;
     }
   } catch (const std::exception&) {
   }

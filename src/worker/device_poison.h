@@ -19,7 +19,4 @@ namespace gauntlet::worker {
 // Returns the bytes poisoned (0: none).
 int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes);
 
-// Whether the last poison_cuda_cache covered the whole cache (LibTorch 2.9+).
-bool cuda_cache_emptied();
-
 }  // namespace gauntlet::worker

@@ -116,7 +116,7 @@ void synchronize_cuda() {
 }
 
 // Torch's lazy CUDA start (its CUDA state, the caching allocator) and a first copy each way, done
-// while loading: the parent gives a child its GPU turn per request (file_lock.h), so what every
+// while loading: the parent gives a child its GPU turn per request (gpu_turn.h), so what every
 // child pays once overlaps other children's work instead of holding the GPU. Errors are left to
 // the first case, where they are categorized.
 void warm_up_cuda() {
