@@ -69,8 +69,9 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
   // Usually the blocks just taken are the whole cache again (the same shapes as the last call, the
   // last call's tensors freed and merged back into whole segments): filling them covers every free
   // byte, with no device allocation or release. Only when something is left over (a smaller case
-  // than before, a segment the kernel made) is the cache released and taken afresh: a release
-  // and a cudaMalloc per segment, per call, were most of a request's time under load on the H200.
+  // than before, a segment the kernel made) is the cache released and taken afresh. Releasing and
+  // re-cudaMallocing every segment before every call had cost, on the H200 under load (4 verifies
+  // x 4 gates), 3.26 s of GPU turns a kernel against 2.28 s this way (docs/gpu.md, "Issue 18").
   try {
     c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
     if (!cache_fully_allocated(allocator)) {
