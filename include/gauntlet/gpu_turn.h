@@ -50,9 +50,16 @@ class GpuTurn {
 
   // This process's outer turns so far, for "where the time goes" (verify reports them per kernel).
   // held_seconds counts a turn until it ended or was given up; overruns, those given up.
+  // held_by_length: the turns by how long each was held (up to kHeldEdges[i] seconds, the last
+  // slot longer than every edge), so a few long turns (a child's first case) show apart from many
+  // short ones (the per-case cost).
+  static constexpr double kHeldEdges[] = {0.001, 0.003, 0.01, 0.03, 0.1, 1.0};
+  static constexpr int kHeldSlots = int(sizeof(kHeldEdges) / sizeof(kHeldEdges[0])) + 1;
   struct Totals {
     long turns = 0, overruns = 0;
     double waited_seconds = 0, held_seconds = 0;
+    long turns_by_length[kHeldSlots] = {};
+    double held_by_length[kHeldSlots] = {};
   };
   static Totals process_totals();
 

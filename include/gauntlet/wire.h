@@ -203,10 +203,12 @@ struct CaseReply {
   std::vector<HostCopy> host_copies;
   // device=cuda, native worker: where the worker's time for this case went, in seconds of host
   // wall time: poisoning the device cache, copying the inputs to the device, and the outputs back
-  // (the entry itself is kernel_seconds). For "where the time goes" on a GPU (docs/gpu.md). Encoded
-  // only when set (a tagged trailing section), so other replies' bytes are unchanged.
+  // (the entry itself is kernel_seconds), reading the inputs back to see that the entry left them
+  // unchanged (check), and the whole case from its first poisoning to its last check (case: what
+  // its GPU turn held, less the handshake). For "where the time goes" on a GPU (docs/gpu.md).
+  // Encoded only when set (a tagged trailing section), so other replies' bytes are unchanged.
   bool has_phases = false;
-  double poison_seconds = 0, to_device_seconds = 0, from_device_seconds = 0;
+  double poison_seconds = 0, to_device_seconds = 0, from_device_seconds = 0, check_seconds = 0, case_seconds = 0;
 };
 
 // Building blocks for messages defined elsewhere (timing.h): kernel arguments, and the end-of-message

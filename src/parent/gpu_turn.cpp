@@ -73,6 +73,10 @@ GpuTurn::~GpuTurn() {
   g_totals.overruns += overran_ ? 1 : 0;
   g_totals.waited_seconds += waited_;
   g_totals.held_seconds += held;
+  int slot = 0;
+  while (slot < kHeldSlots - 1 && held > kHeldEdges[slot]) ++slot;
+  ++g_totals.turns_by_length[slot];
+  g_totals.held_by_length[slot] += held;
 }
 
 std::function<bool(bool)> gpu_clock_section(const std::string& lock_path) {

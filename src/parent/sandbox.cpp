@@ -777,6 +777,8 @@ void add_worker_phases(const wire::CaseReply& reply) {
   g_phases.to_device_seconds += reply.to_device_seconds;
   g_phases.kernel_seconds += reply.kernel_seconds;
   g_phases.from_device_seconds += reply.from_device_seconds;
+  g_phases.check_seconds += reply.check_seconds;
+  g_phases.case_seconds += reply.case_seconds;
 }
 
 WorkerPhaseTotals worker_phase_totals() {

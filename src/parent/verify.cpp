@@ -394,6 +394,15 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
                                        {"held_seconds", t.held_seconds - turns_before.held_seconds},
                                        {"overruns", t.overruns - turns_before.overruns},
                                        {"bound_seconds", launcher.options().gpu_turn_bound_seconds}};
+    nlohmann::json by_length = nlohmann::json::array();
+    for (int i = 0; i < GpuTurn::kHeldSlots; ++i) {
+      const long n = t.turns_by_length[i] - turns_before.turns_by_length[i];
+      if (n == 0) continue;
+      by_length.push_back({{"up_to_ms", i < GpuTurn::kHeldSlots - 1 ? nlohmann::json(GpuTurn::kHeldEdges[i] * 1000) : nlohmann::json()},
+                           {"turns", n},
+                           {"held_seconds", t.held_by_length[i] - turns_before.held_by_length[i]}});
+    }
+    report.environment["gpu_turns"]["by_length"] = by_length;
     // Inside the CUDA children's cases (native worker), where the host time went.
     const WorkerPhaseTotals p = worker_phase_totals();
     if (p.cases > phases_before.cases)
@@ -401,7 +410,9 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
                                              {"poison_seconds", p.poison_seconds - phases_before.poison_seconds},
                                              {"to_device_seconds", p.to_device_seconds - phases_before.to_device_seconds},
                                              {"kernel_seconds", p.kernel_seconds - phases_before.kernel_seconds},
-                                             {"from_device_seconds", p.from_device_seconds - phases_before.from_device_seconds}};
+                                             {"from_device_seconds", p.from_device_seconds - phases_before.from_device_seconds},
+                                             {"check_seconds", p.check_seconds - phases_before.check_seconds},
+                                             {"case_seconds", p.case_seconds - phases_before.case_seconds}};
   }
   if (python) report.environment["module"] = {{"kind", "python"}, {"worker", "python/gauntlet_pyworker.py"}, {"entry", manifest.entry}};
   if (module_ref) report.environment["module"]["oracle"] = module_oracle_json(*module_ref);

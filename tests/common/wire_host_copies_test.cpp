@@ -74,6 +74,8 @@ TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
   r.poison_seconds = 0.00125;
   r.to_device_seconds = 0.0005;
   r.from_device_seconds = 0.00075;
+  r.check_seconds = 0.0002;
+  r.case_seconds = 0.004;
   const std::string with = encode(r);
   ASSERT_GT(with.size(), plain.size());
   EXPECT_EQ(with.substr(0, plain.size()), plain);
@@ -84,9 +86,12 @@ TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
   EXPECT_DOUBLE_EQ(back.poison_seconds, 0.00125);
   EXPECT_DOUBLE_EQ(back.to_device_seconds, 0.0005);
   EXPECT_DOUBLE_EQ(back.from_device_seconds, 0.00075);
+  EXPECT_DOUBLE_EQ(back.check_seconds, 0.0002);
+  EXPECT_DOUBLE_EQ(back.case_seconds, 0.004);
   ASSERT_TRUE(decode(plain, &back, &why)) << why;  // a reused reply forgets them
   EXPECT_FALSE(back.has_phases);
   EXPECT_EQ(back.poison_seconds, 0.0);
+  EXPECT_EQ(back.case_seconds, 0.0);
   r.host_copies.push_back({"aten::copy_", 0, "cuda:0", 4096});
   ASSERT_TRUE(decode(encode(r), &back, &why)) << why;
   EXPECT_TRUE(back.has_phases);

@@ -39,6 +39,27 @@ TEST(GpuTurn, LockFileIsNamedAfterTheGpuTheChildrenSee) {
 // A GPU index no machine has, so the test never meets a real gauntlet's turns.
 constexpr int kTestGpu = 9731;
 
+// A turn held at least 40 ms is counted among the turns longer than 30 ms, never a shorter slot.
+TEST(GpuTurn, TotalsCountEachTurnByHowLongItWasHeld) {
+  const GpuTurn::Totals before = GpuTurn::process_totals();
+  {
+    GpuTurn t(kTestGpu);
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  }
+  const GpuTurn::Totals after = GpuTurn::process_totals();
+  EXPECT_EQ(after.turns, before.turns + 1);
+  long longer = 0, shorter = 0;
+  double held_longer = 0;
+  for (int i = 0; i < GpuTurn::kHeldSlots; ++i) {
+    const long n = after.turns_by_length[i] - before.turns_by_length[i];
+    (i > 0 && GpuTurn::kHeldEdges[i - 1] >= 0.03 ? longer : shorter) += n;
+    if (i > 0 && GpuTurn::kHeldEdges[i - 1] >= 0.03) held_longer += after.held_by_length[i] - before.held_by_length[i];
+  }
+  EXPECT_EQ(shorter, 0);
+  EXPECT_EQ(longer, 1);
+  EXPECT_GE(held_longer, 0.04);
+}
+
 TEST(GpuTurn, ReenteringOnTheSameThreadDoesNotWait) {
   GpuTurn outer(kTestGpu);
   const auto t0 = Clock::now();

@@ -75,11 +75,13 @@ def main():
     phases = [r.get("environment", {}).get("worker_phases", {}) for r in reports]
     if any(phases):
         total = {k: sum(p.get(k, 0) for p in phases) for k in ("cases", "poison_seconds", "to_device_seconds",
-                                                                 "kernel_seconds", "from_device_seconds")}
+                                                                 "kernel_seconds", "from_device_seconds",
+                                                                 "check_seconds", "case_seconds")}
         n = max(1, total["cases"])
         print(f"inside the CUDA workers' {total['cases']} cases (ms a case): poison {1e3 * total['poison_seconds'] / n:.2f}, "
               f"inputs to device {1e3 * total['to_device_seconds'] / n:.2f}, entry and sync {1e3 * total['kernel_seconds'] / n:.2f}, "
-              f"outputs to host {1e3 * total['from_device_seconds'] / n:.2f}")
+              f"outputs to host {1e3 * total['from_device_seconds'] / n:.2f}, inputs read back {1e3 * total['check_seconds'] / n:.2f}; "
+              f"whole case {1e3 * total['case_seconds'] / n:.2f}")
     if any(turns):
         held = [t.get("held_seconds", 0.0) for t in turns]
         waited = [t.get("waited_seconds", 0.0) for t in turns]
@@ -87,6 +89,17 @@ def main():
               f"their bound), held {sum(held):.1f} s "
               f"(median {statistics.median(held):.2f} s a kernel), waited {sum(waited):.1f} s; "
               f"held / wall = {sum(held) / wall:.2f} (1.0: the GPU's turns never idle)")
+        slots = {}
+        for t in turns:
+            for b in t.get("by_length", []):
+                key = b.get("up_to_ms")
+                n_s = slots.setdefault(key, [0, 0.0])
+                n_s[0] += b.get("turns", 0)
+                n_s[1] += b.get("held_seconds", 0.0)
+        if slots:
+            order = sorted(slots, key=lambda k: float("inf") if k is None else k)
+            print("turns by length: " + ", ".join(
+                f"{'over 1000' if k is None else 'up to %g' % k} ms: {slots[k][0]} turns, {slots[k][1]:.1f} s" for k in order))
     return 0
 
 
