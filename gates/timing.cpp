@@ -492,6 +492,13 @@ class TimingGate : public Gate {
     // to itself (sending the sets, untimed and timed calls, peaks when not cached); judge: after.
     judge_s = since(phase);
     (*evidence)["host_seconds"] = {{"prepare", prepare_s}, {"child", child_s}, {"clock", clock_s}, {"judge", judge_s}};
+    // Inside the first timed run's child (its share of "clock"; the rest is the pipe and peaks).
+    if (!rep.phase_seconds.empty()) {
+      nlohmann::json w;
+      for (size_t i = 0; i < rep.phase_seconds.size() && i < std::size(wire::kTimePhaseNames); ++i)
+        w[wire::kTimePhaseNames[i]] = rep.phase_seconds[i];
+      (*evidence)["worker_seconds"] = w;
+    }
     // Each baseline's speedup is against the candidate's median in the same interleaved run. The
     // first baseline that ran is "baseline"/"speedup" (the library op for a native kernel, eager
     // Model for a module); a module's every baseline is in "baselines", with the reason for any

@@ -51,7 +51,13 @@ struct TimeReply {
   int32_t first_mismatch_set = -1;
   uint32_t first_mismatch_call = 0;
   std::vector<at::Tensor> mismatch_outputs;  // the first mismatching call's outputs (CPU copies)
+  // Where the worker's time went, in seconds of host wall time: the sets to the device, the untimed
+  // first calls with their outputs to the host, the warm-up, the timed loop. For "where the time
+  // goes" (the timing gate's evidence `worker_seconds`); a trailing section, absent when empty.
+  std::vector<double> phase_seconds;
 };
+// The names of TimeReply::phase_seconds, in order.
+inline constexpr const char* kTimePhaseNames[] = {"sets_to_device", "first_calls", "warmup", "timed_loop"};
 
 std::string encode(const TimeRequest& m);
 std::string encode(const TimeReply& m);

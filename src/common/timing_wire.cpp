@@ -89,6 +89,10 @@ std::string encode(const TimeReply& m) {
   w.u32(uint32_t(m.first_mismatch_set));
   w.u32(m.first_mismatch_call);
   put_tensors(w, m.mismatch_outputs);
+  if (!m.phase_seconds.empty()) {
+    w.u32(uint32_t(m.phase_seconds.size()));
+    for (double v : m.phase_seconds) w.f64(v);
+  }
   return std::move(w.bytes());
 }
 
@@ -113,6 +117,13 @@ bool decode(const std::string& bytes, TimeReply* m, std::string* why) {
   m->first_mismatch_set = int32_t(first_set);
   r.u32(&m->first_mismatch_call);
   if (!get_tensors(r, &m->mismatch_outputs, why)) return false;
+  m->phase_seconds.clear();
+  if (r.ok() && !r.at_end()) {
+    uint32_t n = 0;
+    if (!r.u32(&n) || n > 16) return (*why = "bad timing phase count", false);
+    m->phase_seconds.resize(n);
+    for (double& v : m->phase_seconds) r.f64(&v);
+  }
   return finish_message(r, why);
 }
 

@@ -25,6 +25,7 @@ struct Api {
   int (*event_synchronize)(void*) = nullptr;
   int (*event_elapsed)(float*, void*, void*) = nullptr;
   int (*device_synchronize)() = nullptr;
+  int (*memset_async)(void*, int, size_t, void*) = nullptr;
   int (*get_device)(int*) = nullptr;
   int (*device_attribute)(int*, int, int) = nullptr;
   int (*driver_version)(int*) = nullptr;
@@ -76,6 +77,7 @@ Api load() {
             bind(lib, "cudaEventSynchronize", &a.event_synchronize, &a.why) &&
             bind(lib, "cudaEventElapsedTime", &a.event_elapsed, &a.why) &&
             bind(lib, "cudaDeviceSynchronize", &a.device_synchronize, &a.why) &&
+            bind(lib, "cudaMemsetAsync", &a.memset_async, &a.why) &&
             bind(lib, "cudaGetDevice", &a.get_device, &a.why) &&
             bind(lib, "cudaDeviceGetAttribute", &a.device_attribute, &a.why) &&
             bind(lib, "cudaDriverGetVersion", &a.driver_version, &a.why) &&
@@ -143,6 +145,10 @@ bool event_elapsed_ms(const Event& start, const Event& end, float* ms, std::stri
 
 bool device_synchronize(std::string* error) {
   return ready(error) && check(api().device_synchronize(), "cudaDeviceSynchronize", error);
+}
+
+bool memset_async(void* p, int value, size_t bytes, std::string* error) {
+  return ready(error) && check(api().memset_async(p, value, bytes, nullptr), "cudaMemsetAsync", error);
 }
 
 bool device_info(DeviceInfo* info, std::string* error) {

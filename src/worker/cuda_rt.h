@@ -20,6 +20,8 @@ void event_destroy(Event* e);
 bool event_record(const Event& e, std::string* error);
 // Milliseconds between two recorded events, after waiting for `end`.
 bool event_elapsed_ms(const Event& start, const Event& end, float* ms, std::string* error);
+// cudaMemsetAsync of `bytes` at device pointer `p` on the legacy default stream (stream 0).
+bool memset_async(void* p, int value, size_t bytes, std::string* error);
 // Waits for all work on the device, every stream included (a kernel may launch on its own stream).
 bool device_synchronize(std::string* error);
 

@@ -1,6 +1,8 @@
 // device=cuda: poisons the CUDA caching allocator's free memory before each call (device_poison.h).
 #include "device_poison.h"
 
+#include "cuda_rt.h"
+
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
@@ -64,27 +66,36 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
     return v && *v && std::string(v) != "0";
   }();
   if (no_cache) return 0;
-  std::vector<at::Tensor> held = allocate_poison_blocks(input_bytes, largest_input_bytes);
+  // The same blocks before every call, sized by the largest case so far: the blocks a call frees
+  // merge back into the segments they came from, so the next call's identical requests take those
+  // segments whole again and the check below holds without releasing anything. Sized per case
+  // instead, every case smaller than the one before left segments over, and releasing and
+  // re-cudaMallocing them was most of a case's GPU turn on the H200 (2.3 of 2.9 ms under load).
+  static int64_t sized_for_input = 0, sized_for_largest = 0;
+  sized_for_input = std::max(sized_for_input, input_bytes);
+  sized_for_largest = std::max(sized_for_largest, largest_input_bytes);
+  std::vector<at::Tensor> held = allocate_poison_blocks(sized_for_input, sized_for_largest);
 #ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
-  // Usually the blocks just taken are the whole cache again (the same shapes as the last call, the
-  // last call's tensors freed and merged back into whole segments): filling them covers every free
-  // byte, with no device allocation or release. Only when something is left over (a smaller case
-  // than before, a segment the kernel made) is the cache released and taken afresh. Releasing and
-  // re-cudaMallocing every segment before every call had cost, on the H200 under load (4 verifies
-  // x 4 gates), 3.26 s of GPU turns a kernel against 2.28 s this way (docs/gpu.md, "Issue 18").
+  // Usually the blocks just taken are the whole cache again: filling them covers every free byte,
+  // with no device allocation or release. Only when something is left over (a segment the kernel
+  // made, a larger case's new block shape) is the cache released and taken afresh.
   try {
     c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
     if (!cache_fully_allocated(allocator)) {
       held.clear();
       allocator->emptyCache();  // segments with no live block go back to the driver
-      held = allocate_poison_blocks(input_bytes, largest_input_bytes);
+      held = allocate_poison_blocks(sized_for_input, sized_for_largest);
     }
   } catch (const std::exception&) {
   }
 #endif
   int64_t total = 0;
+  std::string error;
   for (at::Tensor& t : held) {
-    t.fill_(int64_t(poison));
+    // cudaMemsetAsync on the legacy default stream, where the blocks were allocated: a few
+    // microseconds of host time each, against ATen's fill_ dispatch; fill_ where the runtime is
+    // not reachable (or refuses, which then surfaces as fill_'s own error).
+    if (!cuda_rt::memset_async(t.data_ptr(), poison, size_t(t.numel()), &error)) t.fill_(int64_t(poison));
     total += t.numel();
   }
   held.clear();  // back to the cache; a later allocation on this stream is ordered after the fills

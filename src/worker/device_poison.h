@@ -6,15 +6,16 @@ namespace gauntlet::worker {
 
 // Before a call: allocates device blocks in the
 // allocator's size classes (1 MiB pairs filling whole 2 MiB small-pool segments, 20 MiB large-pool
-// blocks, one block of 4x the largest input), fills them with `poison` through ATen (fill_ on the
-// current stream) and frees them back to the cache, so allocations made next on that stream (the
+// blocks, one block of 4x the largest input), fills them with `poison` (cudaMemsetAsync on the
+// legacy default stream, else ATen's fill_) and frees them back to the cache, so allocations made next on that stream (the
 // inputs' device copies, the kernel's torch::empty outputs and temporaries) are carved from
 // poisoned memory. Where LibTorch exposes the allocator (2.9+: c10::getDeviceAllocator(kCUDA)),
 // the blocks must then hold every byte the cache has (allocated_bytes == reserved_bytes), so no
 // free block keeps an earlier call's data; when they do not, the cache is released (emptyCache)
-// and the blocks taken afresh. `input_bytes` and `largest_input_bytes` size it: about 4x the inputs plus
-// 16 MiB, at most 4 GiB. Best effort: an allocation that fails stops it. Uses ATen dispatch only
-// (no CUDA symbol at link time). Does nothing when PYTORCH_NO_CUDA_MEMORY_CACHING is set (no cache:
+// and the blocks taken afresh. The largest `input_bytes` and `largest_input_bytes` of this process's
+// calls so far size it (the same blocks every call, so they fit the cache they left): about 4x the
+// inputs plus 16 MiB, at most 4 GiB. Best effort: an allocation that fails stops it. No CUDA symbol
+// at link time (ATen, and the runtime through cuda_rt). Does nothing when PYTORCH_NO_CUDA_MEMORY_CACHING is set (no cache:
 // every allocation is a fresh cudaMalloc; compute-sanitizer children run that way).
 // Returns the bytes poisoned (0: none).
 int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes);

@@ -94,8 +94,16 @@ wire::TimeReply run_timing(const KernelEntry& entry, const wire::TimeRequest& re
   try {
     if (!cuda) at::set_num_threads(std::max(1, req.threads));
     std::string why;
+    auto phase = Clock::now();
+    auto next_phase = [&] {
+      const auto now = Clock::now();
+      rep.phase_seconds.push_back(std::chrono::duration<double>(now - phase).count());
+      phase = now;
+    };
     std::vector<std::vector<KernelArg>> sets;
     for (const auto& s : req.sets) sets.push_back(to_kernel_args(s, cuda));
+    if (cuda) cuda_rt::device_synchronize(&why);
+    next_phase();
     Timer timer(cuda);
     if (cuda && !timer.ok()) return (rep.code = 100, rep.message = "CUDA events unavailable: " + timer.error(), rep);
     cuda_rt::DeviceInfo info;
@@ -123,6 +131,7 @@ wire::TimeReply run_timing(const KernelEntry& entry, const wire::TimeRequest& re
       rep.verified.push_back(std::move(host));
     }
     const double first_seconds = std::chrono::duration<double>(Clock::now() - t_first).count() / double(sets.size());
+    next_phase();
     bool have_baseline = !req.baseline_op.empty();
     if (!have_baseline) rep.baseline_error = "no baseline requested";
     std::vector<at::Tensor> outs;
@@ -150,6 +159,7 @@ wire::TimeReply run_timing(const KernelEntry& entry, const wire::TimeRequest& re
         }
       }
     }
+    next_phase();
     const double per_round = std::max(1e-6, req.warmup > 0 ? warm_seconds / req.warmup : 2 * first_seconds);
     uint32_t iterations = uint32_t(std::clamp<double>(req.budget_seconds / per_round, req.min_iterations,
                                                        req.max_iterations));
@@ -194,6 +204,7 @@ wire::TimeReply run_timing(const KernelEntry& entry, const wire::TimeRequest& re
         }
       }
     }
+    next_phase();
   } catch (const std::exception& e) {
     rep.code = 100;
     rep.message = std::string("worker error while timing: ") + e.what();

@@ -151,6 +151,12 @@ TEST(TimingWire, RequestReplyAndPeaksRoundTrip) {
   EXPECT_EQ(rback.first_mismatch_set, 1);
   EXPECT_EQ(rback.first_mismatch_call, 9u);
   EXPECT_TRUE(at::equal(rback.mismatch_outputs[0], t.tensor * 3));
+  EXPECT_TRUE(rback.phase_seconds.empty());  // absent unless the worker measured them
+  rep.phase_seconds = {0.01, 0.02, 0.03, 0.25};
+  const std::string with_phases = wire::encode(rep);
+  ASSERT_TRUE(wire::decode(with_phases, &rback, &why)) << why;
+  EXPECT_EQ(rback.phase_seconds, rep.phase_seconds);
+  EXPECT_FALSE(wire::decode(with_phases.substr(0, with_phases.size() - 4), &rback, &why)) << "a cut phase section was accepted";
 
   wire::DevicePeaks p{"NVIDIA H200", 4.1e12, 4.9e14, 7.5e14, 7.4e14, "test"};
   wire::DevicePeaks pback;

@@ -69,6 +69,12 @@ def main():
         for k in ("prepare", "child", "clock", "judge"):
             vals = [c.get(k, 0.0) for c in clock]
             print(f"timing {k}: median {statistics.median(vals):.3f} s, sum {sum(vals):.1f} s")
+    inside = [d.get("worker_seconds", {}) for r in reports for g in r.get("gates", []) if g["name"] == "timing"
+              for d in g.get("evidence", {}).get("dtypes", [])]
+    if any(inside):
+        print("timing worker (median s): " + ", ".join(
+            f"{k} {statistics.median([w.get(k, 0.0) for w in inside if w]):.3f}"
+            for k in ("sets_to_device", "first_calls", "warmup", "timed_loop")))
     print(f"children {parts['children']}, summed: spawn {parts['spawn_seconds']:.1f} s, inputs "
           f"{parts['inputs_seconds']:.1f} s, oracle {parts['oracle_seconds']:.1f} s, inside kernels {parts['kernel_seconds']:.1f} s, worker round trips "
           f"{parts['worker_round_trip_seconds']:.1f} s")
