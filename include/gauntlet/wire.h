@@ -209,6 +209,7 @@ struct CaseReply {
   // Encoded only when set (a tagged trailing section), so other replies' bytes are unchanged.
   bool has_phases = false;
   double poison_seconds = 0, to_device_seconds = 0, from_device_seconds = 0, check_seconds = 0, case_seconds = 0;
+  double reserve_seconds = 0;  // before the turn: the poison blocks' device memory (device_poison.h)
 };
 
 // Building blocks for messages defined elsewhere (timing.h): kernel arguments, and the end-of-message

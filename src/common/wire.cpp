@@ -463,6 +463,7 @@ std::string encode(const CaseReply& m) {
     w.f64(m.from_device_seconds);
     w.f64(m.check_seconds);
     w.f64(m.case_seconds);
+    w.f64(m.reserve_seconds);
   }
   return std::move(w.bytes());
 }
@@ -530,7 +531,7 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
   }
   m->host_copies.clear();
   m->has_phases = false;
-  m->poison_seconds = m->to_device_seconds = m->from_device_seconds = m->check_seconds = m->case_seconds = 0;
+  m->poison_seconds = m->to_device_seconds = m->from_device_seconds = m->check_seconds = m->case_seconds = m->reserve_seconds = 0;
   while (r.ok() && !r.at_end()) {  // tagged optional sections
     uint8_t tag = 0;
     r.u8(&tag);
@@ -541,6 +542,7 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
       r.f64(&m->from_device_seconds);
       r.f64(&m->check_seconds);
       r.f64(&m->case_seconds);
+      r.f64(&m->reserve_seconds);
       continue;
     }
     if (tag != kHostCopiesTag) return (*why = "unknown case reply section " + std::to_string(tag), false);

@@ -779,6 +779,7 @@ void add_worker_phases(const wire::CaseReply& reply) {
   g_phases.from_device_seconds += reply.from_device_seconds;
   g_phases.check_seconds += reply.check_seconds;
   g_phases.case_seconds += reply.case_seconds;
+  g_phases.reserve_seconds += reply.reserve_seconds;
 }
 
 WorkerPhaseTotals worker_phase_totals() {

@@ -412,7 +412,8 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
                                              {"kernel_seconds", p.kernel_seconds - phases_before.kernel_seconds},
                                              {"from_device_seconds", p.from_device_seconds - phases_before.from_device_seconds},
                                              {"check_seconds", p.check_seconds - phases_before.check_seconds},
-                                             {"case_seconds", p.case_seconds - phases_before.case_seconds}};
+                                             {"case_seconds", p.case_seconds - phases_before.case_seconds},
+                                             {"reserve_seconds", p.reserve_seconds - phases_before.reserve_seconds}};
   }
   if (python) report.environment["module"] = {{"kind", "python"}, {"worker", "python/gauntlet_pyworker.py"}, {"entry", manifest.entry}};
   if (module_ref) report.environment["module"]["oracle"] = module_oracle_json(*module_ref);

@@ -28,9 +28,6 @@ constexpr int64_t kSmallBlock = kMiB, kLargeBlock = 20 * kMiB, kRound = 2 * kMiB
 constexpr int64_t kSmallPoolBytes = 16 * kMiB;  // 8 small segments
 constexpr int64_t kMaxBytes = int64_t(4) << 30;
 
-}  // namespace
-
-namespace {
 // The blocks of one poisoning: 1 MiB pairs filling whole small-pool segments, one block of 4x the
 // largest input when that is over a large segment, then 20 MiB large-pool blocks up to `want`.
 std::vector<at::Tensor> allocate_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
@@ -58,37 +55,62 @@ bool cache_fully_allocated(c10::DeviceAllocator* allocator) {
   return stats.allocated_bytes[0].current == stats.reserved_bytes[0].current;
 }
 #endif
-}  // namespace
 
-int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes) {
+bool no_cuda_cache() {
   static const bool no_cache = [] {
     const char* v = std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
     return v && *v && std::string(v) != "0";
   }();
-  if (no_cache) return 0;
-  // The same blocks before every call, sized by the largest case so far: the blocks a call frees
-  // merge back into the segments they came from, so the next call's identical requests take those
-  // segments whole again and the check below holds without releasing anything. Sized per case
-  // instead, every case smaller than the one before left segments over, and releasing and
-  // re-cudaMallocing them was most of a case's GPU turn on the H200 (2.3 of 2.9 ms under load).
-  static int64_t sized_for_input = 0, sized_for_largest = 0;
-  sized_for_input = std::max(sized_for_input, input_bytes);
-  sized_for_largest = std::max(sized_for_largest, largest_input_bytes);
-  std::vector<at::Tensor> held = allocate_poison_blocks(sized_for_input, sized_for_largest);
+  return no_cache;
+}
+
+// What the blocks are sized for: the largest case so far, each size rounded up to a power of two,
+// so the same blocks serve call after call and a growing case changes them a few times, not often.
+int64_t g_sized_for_input = 0, g_sized_for_largest = 0;
+
+int64_t power_of_two_at_least(int64_t n) {
+  int64_t p = kMiB;
+  while (p < n && p < kMaxBytes) p *= 2;
+  return p;
+}
+
+// Takes the blocks; when they are not all the cache holds, releases the cache and takes them afresh.
+std::vector<at::Tensor> take_whole_cache() {
+  std::vector<at::Tensor> held = allocate_poison_blocks(g_sized_for_input, g_sized_for_largest);
 #ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
-  // Usually the blocks just taken are the whole cache again: filling them covers every free byte,
-  // with no device allocation or release. Only when something is left over (a segment the kernel
-  // made, a larger case's new block shape) is the cache released and taken afresh.
   try {
     c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
     if (!cache_fully_allocated(allocator)) {
       held.clear();
       allocator->emptyCache();  // segments with no live block go back to the driver
-      held = allocate_poison_blocks(sized_for_input, sized_for_largest);
+      held = allocate_poison_blocks(g_sized_for_input, g_sized_for_largest);
     }
   } catch (const std::exception&) {
   }
 #endif
+  return held;
+}
+}  // namespace
+
+void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
+  if (no_cuda_cache()) return;
+  g_sized_for_input = std::max(g_sized_for_input, power_of_two_at_least(input_bytes));
+  g_sized_for_largest = std::max(g_sized_for_largest, power_of_two_at_least(largest_input_bytes));
+  take_whole_cache();  // and give the blocks straight back: they now fit the cache exactly
+}
+
+int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes) {
+  if (no_cuda_cache()) return 0;
+  // Normally reserve_poison_blocks has sized the blocks for this case already, outside the GPU
+  // turn; the blocks a call frees merge back into the segments they came from, so the next call's
+  // identical requests take those segments whole again with no device allocation or release.
+  // Only when something is left over (a segment the kernel made) is the cache released here.
+  // Sized per case instead, and inside the turn, the releases and cudaMallocs were most of a case's
+  // GPU turn on the H200 (2.3 of 2.9 ms a case under load: cudaMalloc waits while other processes
+  // create contexts).
+  g_sized_for_input = std::max(g_sized_for_input, power_of_two_at_least(input_bytes));
+  g_sized_for_largest = std::max(g_sized_for_largest, power_of_two_at_least(largest_input_bytes));
+  std::vector<at::Tensor> held = take_whole_cache();
   int64_t total = 0;
   std::string error;
   for (at::Tensor& t : held) {

@@ -13,11 +13,19 @@ namespace gauntlet::worker {
 // the blocks must then hold every byte the cache has (allocated_bytes == reserved_bytes), so no
 // free block keeps an earlier call's data; when they do not, the cache is released (emptyCache)
 // and the blocks taken afresh. The largest `input_bytes` and `largest_input_bytes` of this process's
-// calls so far size it (the same blocks every call, so they fit the cache they left): about 4x the
+// calls so far size it, each rounded up to a power of two (the same blocks every call, so they fit
+// the cache they left): about 4x the
 // inputs plus 16 MiB, at most 4 GiB. Best effort: an allocation that fails stops it. No CUDA symbol
 // at link time (ATen, and the runtime through cuda_rt). Does nothing when PYTORCH_NO_CUDA_MEMORY_CACHING is set (no cache:
 // every allocation is a fresh cudaMalloc; compute-sanitizer children run that way).
 // Returns the bytes poisoned (0: none).
 int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes);
+
+// Before a case's GPU turn: grows the poison blocks for a case of this size and makes them the
+// whole cache (releasing and cudaMallocing segments as needed), without filling anything, so that
+// poison_cuda_cache in the turn finds its blocks cached. Device allocation and release take
+// driver locks that other processes' context creation holds for tens of milliseconds; they need
+// no turn, since they run nothing on the GPU.
+void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes);
 
 }  // namespace gauntlet::worker

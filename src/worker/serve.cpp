@@ -189,16 +189,37 @@ std::string storage_bytes(const at::Tensor& t) {
   return std::string(static_cast<const char*>(t.storage().data()), t.storage().nbytes());
 }
 
+// The bytes of a case's tensor arguments' storages, in all and the largest (poison sizes).
+void case_input_bytes(const wire::CaseRequest& req, int64_t* total, int64_t* largest) {
+  for (const wire::Arg& a : req.args)
+    if (a.kind == wire::Arg::Kind::Tensor && a.tensor.defined() && a.tensor.has_storage()) {
+      *total += int64_t(a.tensor.storage().nbytes());
+      *largest = std::max(*largest, int64_t(a.tensor.storage().nbytes()));
+    }
+}
+
+// Before a CUDA case's GPU turn: what needs the driver but not the GPU (the poison blocks' device
+// memory, device_poison.h). An earlier failed case's inputs are released first, so the cache can be.
+void prepare_cuda_case(const wire::CaseRequest& req) {
+  {
+    std::lock_guard<std::mutex> lock(g_ops.mu);
+    g_ops.inputs.clear();
+  }
+  int64_t input_bytes = 0, largest_input = 0;
+  case_input_bytes(req, &input_bytes, &largest_input);
+  try {
+    reserve_poison_blocks(input_bytes, largest_input);
+  } catch (const std::exception&) {
+    // Left to the case in its turn, where an error is reported.
+  }
+}
+
 wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest& req) {
   wire::CaseReply rep;
   rep.case_id = req.case_id;
   // device=cuda: the device copies of the inputs and the kernel's allocations come from poisoned memory.
   int64_t input_bytes = 0, largest_input = 0;
-  for (const wire::Arg& a : req.args)
-    if (a.kind == wire::Arg::Kind::Tensor && a.tensor.defined() && a.tensor.has_storage()) {
-      input_bytes += int64_t(a.tensor.storage().nbytes());
-      largest_input = std::max(largest_input, int64_t(a.tensor.storage().nbytes()));
-    }
+  case_input_bytes(req, &input_bytes, &largest_input);
   using PhaseClock = std::chrono::steady_clock;
   auto since = [](PhaseClock::time_point t) { return std::chrono::duration<double>(PhaseClock::now() - t).count(); };
   rep.has_phases = g_cuda;
@@ -417,9 +438,13 @@ int serve(const SandboxPolicy& policy) {
       // The GPU turn (CaseRequest::turn_handshake) covers the case's device work, from poisoning
       // to the outputs on the host: the pipe and the (de)serialization on either side of it run
       // while another child has the GPU. A parent that does not grant it is gone or out of step.
+      const auto r0 = std::chrono::steady_clock::now();
+      if (g_cuda) prepare_cuda_case(req);
+      const double reserve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
       if (req.turn_handshake && !take_turn()) return 5;
       try {
         rep = run_case(*entry, req);
+        if (rep.has_phases) rep.reserve_seconds = reserve_seconds;
       } catch (const std::exception& e) {
         rep = wire::CaseReply{};
         rep.case_id = req.case_id;

@@ -76,6 +76,7 @@ TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
   r.from_device_seconds = 0.00075;
   r.check_seconds = 0.0002;
   r.case_seconds = 0.004;
+  r.reserve_seconds = 0.003;
   const std::string with = encode(r);
   ASSERT_GT(with.size(), plain.size());
   EXPECT_EQ(with.substr(0, plain.size()), plain);
@@ -88,6 +89,7 @@ TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
   EXPECT_DOUBLE_EQ(back.from_device_seconds, 0.00075);
   EXPECT_DOUBLE_EQ(back.check_seconds, 0.0002);
   EXPECT_DOUBLE_EQ(back.case_seconds, 0.004);
+  EXPECT_DOUBLE_EQ(back.reserve_seconds, 0.003);
   ASSERT_TRUE(decode(plain, &back, &why)) << why;  // a reused reply forgets them
   EXPECT_FALSE(back.has_phases);
   EXPECT_EQ(back.poison_seconds, 0.0);
