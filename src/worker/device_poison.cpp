@@ -64,8 +64,8 @@ bool no_cuda_cache() {
   return no_cache;
 }
 
-// What the blocks are sized for: the largest case so far, each size rounded up to a power of two,
-// so the same blocks serve call after call and a growing case changes them a few times, not often.
+// What the blocks are sized for: the current case, each size rounded up to a power of two, so
+// cases of one size class take the same blocks call after call (they fit the cache they left).
 int64_t g_sized_for_input = 0, g_sized_for_largest = 0;
 
 int64_t power_of_two_at_least(int64_t n) {
@@ -94,22 +94,22 @@ std::vector<at::Tensor> take_whole_cache() {
 
 void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
   if (no_cuda_cache()) return;
-  g_sized_for_input = std::max(g_sized_for_input, power_of_two_at_least(input_bytes));
-  g_sized_for_largest = std::max(g_sized_for_largest, power_of_two_at_least(largest_input_bytes));
+  g_sized_for_input = power_of_two_at_least(input_bytes);
+  g_sized_for_largest = power_of_two_at_least(largest_input_bytes);
   take_whole_cache();  // and give the blocks straight back: they now fit the cache exactly
 }
 
 int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes) {
   if (no_cuda_cache()) return 0;
-  // Normally reserve_poison_blocks has sized the blocks for this case already, outside the GPU
-  // turn; the blocks a call frees merge back into the segments they came from, so the next call's
-  // identical requests take those segments whole again with no device allocation or release.
-  // Only when something is left over (a segment the kernel made) is the cache released here.
-  // Sized per case instead, and inside the turn, the releases and cudaMallocs were most of a case's
-  // GPU turn on the H200 (2.3 of 2.9 ms a case under load: cudaMalloc waits while other processes
-  // create contexts).
-  g_sized_for_input = std::max(g_sized_for_input, power_of_two_at_least(input_bytes));
-  g_sized_for_largest = std::max(g_sized_for_largest, power_of_two_at_least(largest_input_bytes));
+  // Normally reserve_poison_blocks has made the cache exactly this case's blocks already, outside
+  // the GPU turn, so taking them here needs no device allocation or release, and only what this
+  // case can be handed out is filled. Only when something is left over (a repeat call after the
+  // kernel made a segment) is the cache released here. Released and cudaMalloc'd inside the turn,
+  // the cache had been most of a case's GPU turn on the H200 (2.3 of 2.9 ms a case under load:
+  // cudaMalloc waits while other processes create contexts); kept at the largest case's size, the
+  // fills were (1.3 of 2.0 ms). docs/gpu.md, "Issue 18".
+  g_sized_for_input = power_of_two_at_least(input_bytes);
+  g_sized_for_largest = power_of_two_at_least(largest_input_bytes);
   std::vector<at::Tensor> held = take_whole_cache();
   int64_t total = 0;
   std::string error;

@@ -12,9 +12,9 @@ namespace gauntlet::worker {
 // poisoned memory. Where LibTorch exposes the allocator (2.9+: c10::getDeviceAllocator(kCUDA)),
 // the blocks must then hold every byte the cache has (allocated_bytes == reserved_bytes), so no
 // free block keeps an earlier call's data; when they do not, the cache is released (emptyCache)
-// and the blocks taken afresh. The largest `input_bytes` and `largest_input_bytes` of this process's
-// calls so far size it, each rounded up to a power of two (the same blocks every call, so they fit
-// the cache they left): about 4x the
+// and the blocks taken afresh. The case's `input_bytes` and `largest_input_bytes` size it, each
+// rounded up to a power of two (cases of one size class take the same blocks, which fit the cache
+// they left): about 4x the
 // inputs plus 16 MiB, at most 4 GiB. Best effort: an allocation that fails stops it. No CUDA symbol
 // at link time (ATen, and the runtime through cuda_rt). Does nothing when PYTORCH_NO_CUDA_MEMORY_CACHING is set (no cache:
 // every allocation is a fresh cudaMalloc; compute-sanitizer children run that way).
