@@ -3,11 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/module_oracle.h"
-#include "gauntlet/numerics.h"
-#include "gauntlet/superacc.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/oracle/module_oracle.h"
+#include "gauntlet/common/numerics.h"
+#include "gauntlet/oracle/superacc.h"
 
 namespace gauntlet {
 

@@ -1,7 +1,7 @@
 // Gate 2, accuracy: values from several distributions at typical shapes, under the schema's tolerance.
-#include "gauntlet/case_cost.h"
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
+#include "gauntlet/cases/case_cost.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
 
 namespace gauntlet {
 namespace {

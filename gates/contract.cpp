@@ -1,5 +1,5 @@
 // Gate 1, contract: output count, shape, dtype and device exactly as the oracle's; no aliasing. Tolerance-free.
-#include "gauntlet/gate.h"
+#include "gauntlet/cases/gate.h"
 
 namespace gauntlet {
 namespace {

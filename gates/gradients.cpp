@@ -1,10 +1,10 @@
 // Gate 11, gradients: the kernel's backward entry against the fp64 Jacobian of the oracle, per dtype.
 #include <chrono>
 
-#include "gauntlet/gate.h"
-#include "gauntlet/gradient_oracle.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/rng.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/oracle/gradient_oracle.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/common/rng.h"
 
 namespace gauntlet {
 namespace {

@@ -7,11 +7,11 @@
 #include <cstring>
 #include <set>
 
-#include "gauntlet/case_cost.h"
-#include "gauntlet/contract_scope.h"
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/property.h"
+#include "gauntlet/cases/case_cost.h"
+#include "gauntlet/cases/contract_scope.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/cases/property.h"
 
 namespace gauntlet {
 

@@ -9,9 +9,9 @@
 
 #include <unistd.h>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
 
 namespace gauntlet {
 

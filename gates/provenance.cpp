@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <set>
 
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/module_oracle.h"
-#include "gauntlet/rng.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/oracle/module_oracle.h"
+#include "gauntlet/common/rng.h"
 
 namespace gauntlet {
 

@@ -1,5 +1,5 @@
 // The one explicit list of gates, in the SPEC's order: the twelve contract gates, then timing.
-#include "gauntlet/gate.h"
+#include "gauntlet/cases/gate.h"
 
 namespace gauntlet {
 

@@ -3,12 +3,12 @@
 #include <chrono>
 #include <set>
 
-#include "gauntlet/case_cost.h"
-#include "gauntlet/contract_scope.h"
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/module_oracle.h"
-#include "gauntlet/property.h"
+#include "gauntlet/cases/case_cost.h"
+#include "gauntlet/cases/contract_scope.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/oracle/module_oracle.h"
+#include "gauntlet/cases/property.h"
 
 namespace gauntlet {
 

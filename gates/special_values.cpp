@@ -8,11 +8,11 @@
 #include <optional>
 #include <tuple>
 
-#include "gauntlet/case_cost.h"
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/oracle.h"
-#include "gauntlet/property.h"
+#include "gauntlet/cases/case_cost.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/oracle/oracle.h"
+#include "gauntlet/cases/property.h"
 
 namespace gauntlet {
 

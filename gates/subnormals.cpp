@@ -3,12 +3,12 @@
 
 #include <cmath>
 
-#include "gauntlet/case_cost.h"
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/numerics.h"
-#include "gauntlet/property.h"
-#include "gauntlet/rng.h"
+#include "gauntlet/cases/case_cost.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/common/numerics.h"
+#include "gauntlet/cases/property.h"
+#include "gauntlet/common/rng.h"
 
 namespace gauntlet {
 

@@ -8,11 +8,11 @@
 #include <fstream>
 #include <optional>
 
-#include "../src/parent/build_cache.h"
-#include "gauntlet/gate.h"
-#include "gauntlet/judge.h"
-#include "gauntlet/module_oracle.h"
-#include "gauntlet/timing.h"
+#include "../include/gauntlet/build/build_cache.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/judge.h"
+#include "gauntlet/oracle/module_oracle.h"
+#include "gauntlet/common/timing.h"
 
 namespace gauntlet {
 namespace {

@@ -2,7 +2,7 @@
 """Each Python module's extensions built once, in a directory of its own (docs/modules.md, "Builds").
 
 A module's `torch.utils.cpp_extension.load_inline` / `load` calls are compiled by one build child
-per module (content-hashed directory chosen by the parent, src/parent/module_build.cpp), never by
+per module (content-hashed directory chosen by the parent, src/build/module_build.cpp), never by
 its gate children. The build child forces every extension into a directory of the module's own
 build tree (keyed by the call's order, never by the extension's name alone: KernelBench solutions
 call theirs `matmul`, `matmul_cuda`, ... by the dozen) and reports what it built. Gate children

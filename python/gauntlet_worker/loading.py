@@ -16,7 +16,7 @@ def split_entry(entry):
     """The Load's entry: the class name, then "|" and a reference module's path when the manifest
     names one ("ModelNew|/runs/level1/23_Softmax.py"): that module supplies Model, get_inputs() and
     get_init_inputs() where the candidate's file lacks them (KernelBench samples define ModelNew only).
-    A last line "constants=[...]" (src/parent/manifest.cpp python_load_entry) sets state.CONSTANTS."""
+    A last line "constants=[...]" (src/schema/manifest.cpp python_load_entry) sets state.CONSTANTS."""
     entry, _, constants = entry.partition("\nconstants=")
     state.CONSTANTS = parse_constants(constants) if constants else []
     if "|" in entry:

@@ -7,7 +7,7 @@ from . import state
 
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
-# The world-writable places of a usual Linux host (src/common/fs_lockdown.cpp world_writable_dirs).
+# The world-writable places of a usual Linux host (src/sandbox/fs_lockdown.cpp world_writable_dirs).
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 # The module build caches a gate child loads from (set by serve, from the environment).
 BUILD_DIR_VARS = ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
@@ -42,7 +42,7 @@ def _under(path, d):
 
 
 def lock_down_filesystem(cover, keep):
-    """As src/common/fs_lockdown.cpp lock_down_filesystem: inside the child's own (private) mount
+    """As src/sandbox/fs_lockdown.cpp lock_down_filesystem: inside the child's own (private) mount
     namespace, every mount but /proc's, `cover`'s and `keep`'s bind-remounted read-only with its
     other flags kept, then a fresh tmpfs on each directory of `cover` that exists. The note."""
     try:

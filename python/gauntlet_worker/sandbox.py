@@ -9,14 +9,14 @@ from .mounts import (BUILD_DIR_VARS, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE,
                      lock_down_filesystem, mount, mount_build_dirs, open_build_dirs)
 from .wire import Reader
 
-# Namespace bits (include/gauntlet/sandbox_policy.h).
+# Namespace bits (include/gauntlet/sandbox/sandbox_policy.h).
 NS_USER, NS_NET, NS_MOUNT, NS_PID, NS_IPC = 1, 2, 4, 8, 16
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG, PR_GET_PDEATHSIG = 1, 2
 
 
 class Policy:
-    """The launcher's policy (src/common/sandbox_policy.cpp encode_policy)."""
+    """The launcher's policy (src/sandbox/sandbox_policy.cpp encode_policy)."""
     memory_limit_bytes = 4 << 30
     cpu_seconds = 0
     file_size_bytes = 64 << 20

@@ -213,7 +213,7 @@ def serve(policy):
         return 4
     if state.DEVICE == "cuda":
         # Torch's CUDA start and a copy each way while loading: the parent gives a child its GPU
-        # turn per request (src/parent/file_lock.cpp), so this overlaps other children's work.
+        # turn per request (src/sandbox/file_lock.cpp), so this overlaps other children's work.
         # An unusable GPU shows in the first case, where it is categorized.
         try:
             state.torch.zeros(256, device="cuda").cpu()

@@ -12,7 +12,7 @@ fnv_c = None  # gauntlet_fnv1a64_words from libgauntlet_fnv.so (GAUNTLET_FNV_LIB
 # torch, imported by serve() or zygote_main() only: the worker reads the module's sources, and the
 # zygote sets its environment, first; the filesystem probe of the tests needs no torch at all.
 torch = None
-DTYPES = []  # DType code -> torch dtype (include/gauntlet/types.h order)
+DTYPES = []  # DType code -> torch dtype (include/gauntlet/common/types.h order)
 
 DEVICE = "cpu"  # the Load's device: "cuda" puts every case input on the GPU (same strides and storage)
 

@@ -8,7 +8,7 @@ from .messages import new_time_reply
 from .poisons import keep_heap
 from .wire import CALL_EXCEPTION, CALL_OK, WORKER_INTERNAL_ERROR
 
-# A TimeRequest is answered exactly as the native worker answers it (include/gauntlet/timing.h):
+# A TimeRequest is answered exactly as the native worker answers it (include/gauntlet/common/timing.h):
 # the candidate once per input set, untimed (the outputs the parent verifies); the baseline's
 # availability; warm-up, which sizes the timed loop to the budget; then candidate and baseline
 # interleaved (alternating which goes first), rotating over the sets, each timed call's outputs

@@ -36,7 +36,7 @@ def _bytes_python(h, data):
 
 
 def checksum(payload):
-    """wire.cpp's checksum() (include/gauntlet/frame_checksum.h) in Python alone: FNV-1a 64 over
+    """wire.cpp's checksum() (include/gauntlet/common/frame_checksum.h) in Python alone: FNV-1a 64 over
     the payload's little-endian 64-bit words, then its last bytes. The C helper is checked against it."""
     view = memoryview(payload).cast("B")
     whole = len(view) // 8 * 8

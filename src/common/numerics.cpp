@@ -1,10 +1,10 @@
-// Floating-point facts per dtype (see include/gauntlet/numerics.h).
+// Floating-point facts per dtype (see include/gauntlet/common/numerics.h).
 //
 // float16 and bfloat16 rounding works on the double's bits with integer arithmetic, so it is exact
 // (no double rounding through float) and independent of the FPU's rounding mode and FTZ/DAZ
 // flags. float32 uses the hardware double->float conversion (correctly rounded to nearest even,
 // provided the thread runs in the default rounding mode without flush-to-zero).
-#include "gauntlet/numerics.h"
+#include "gauntlet/common/numerics.h"
 
 #include <cfloat>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Portable counter-based random numbers (see include/gauntlet/rng.h).
+// Portable counter-based random numbers (see include/gauntlet/common/rng.h).
 //
 // Everything here is integer arithmetic or single IEEE-754 binary64 operations (+ - * / sqrt,
 // frexp, ldexp), each correctly rounded, evaluated one at a time: this file must be compiled with
@@ -13,7 +13,7 @@
 // (index, 2<<32 | a): words 0-1 give u, words 2-3 give v (both in (-1,1)); the first attempt with
 // 0 < u*u + v*v < 1 yields u * sqrt(-2 ln(s) / s) (Marsaglia's polar method, one output kept).
 // below's attempt a uses block (index, 3<<32 | a): words 0-1, then words 2-3, as 64-bit draws.
-#include "gauntlet/rng.h"
+#include "gauntlet/common/rng.h"
 
 #include <cfloat>
 #include <cmath>

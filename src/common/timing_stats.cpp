@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "gauntlet/timing.h"
+#include "gauntlet/common/timing.h"
 
 namespace gauntlet::timing {
 namespace {

@@ -1,5 +1,5 @@
 // Encoding of the timing gate's messages (timing.h) with the wire's Writer/Reader.
-#include "gauntlet/timing.h"
+#include "gauntlet/common/timing.h"
 
 namespace gauntlet::wire {
 namespace {

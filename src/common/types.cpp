@@ -1,5 +1,5 @@
-// Names and sizes of gauntlet's core value types (see include/gauntlet/types.h).
-#include "gauntlet/types.h"
+// Names and sizes of gauntlet's core value types (see include/gauntlet/common/types.h).
+#include "gauntlet/common/types.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // Frame IO and message (de)serialization for the parent/worker protocol.
-#include "gauntlet/wire.h"
+#include "gauntlet/common/wire.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "gauntlet/frame_checksum.h"
+#include "gauntlet/common/frame_checksum.h"
 
 namespace gauntlet::wire {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gauntlet/wire.h"
+#include "gauntlet/common/wire.h"
 
 namespace gauntlet::worker {
 

@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <string>
 
-#include "gauntlet/device_nodes.h"
-#include "gauntlet/fs_lockdown.h"
-#include "gauntlet/wire.h"
+#include "gauntlet/sandbox/device_nodes.h"
+#include "gauntlet/sandbox/fs_lockdown.h"
+#include "gauntlet/common/wire.h"
 #include "worker.h"
 
 namespace gauntlet::worker {

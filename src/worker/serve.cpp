@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "gauntlet/kernel_abi.h"
-#include "gauntlet/wire.h"
+#include "gauntlet/common/wire.h"
 #include "device_poison.h"
 #include "guarded_alloc.h"
 #include "timing_loop.h"

@@ -1,11 +1,11 @@
 // The worker side of the timing gate: timed calls of the candidate and the library baseline, device peaks.
 #pragma once
 #include "gauntlet/kernel_abi.h"
-#include "gauntlet/timing.h"
+#include "gauntlet/common/timing.h"
 
 namespace gauntlet::worker {
 
-// Runs a TimeRequest (see include/gauntlet/timing.h). `cuda`: inputs go to the GPU and CUDA
+// Runs a TimeRequest (see include/gauntlet/common/timing.h). `cuda`: inputs go to the GPU and CUDA
 // events time the calls; otherwise the steady clock does. Never throws.
 wire::TimeReply run_timing(const KernelEntry& entry, const wire::TimeRequest& request, bool cuda);
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "gauntlet/sandbox_policy.h"
+#include "gauntlet/sandbox/sandbox_policy.h"
 
 namespace gauntlet::worker {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "gauntlet/sandbox_policy.h"
+#include "gauntlet/sandbox/sandbox_policy.h"
 #include "worker.h"
 
 int main(int argc, char** argv) {

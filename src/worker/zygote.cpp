@@ -18,7 +18,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include "gauntlet/wire.h"
+#include "gauntlet/common/wire.h"
 #include "worker.h"
 
 namespace gauntlet::worker {

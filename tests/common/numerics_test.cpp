@@ -1,5 +1,5 @@
 // Tests for src/common/numerics.cpp: exact rounding to float16/bfloat16, bit patterns, ULPs.
-#include "gauntlet/numerics.h"
+#include "gauntlet/common/numerics.h"
 
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -11,7 +11,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "gauntlet/rng.h"
+#include "gauntlet/common/rng.h"
 
 namespace gauntlet::num {
 namespace {

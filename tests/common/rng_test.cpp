@@ -1,5 +1,5 @@
 // Tests for src/common/rng.cpp: Philox known answers, pinned portable outputs, distributions.
-#include "gauntlet/rng.h"
+#include "gauntlet/common/rng.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Tests of the timing gate's arithmetic and messages: summaries, roofline, cuobjdump parsing, wire round trips.
 #include <gtest/gtest.h>
 
-#include "gauntlet/timing.h"
+#include "gauntlet/common/timing.h"
 
 namespace gauntlet {
 namespace {

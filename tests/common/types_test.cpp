@@ -1,5 +1,5 @@
 // Tests for src/common/types.cpp: dtype names and sizes, attribute printing, verdict names.
-#include "gauntlet/types.h"
+#include "gauntlet/common/types.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // existed (the field is an optional trailing string), a CUDA one round-trips, others are refused.
 #include <gtest/gtest.h>
 
-#include "gauntlet/wire.h"
+#include "gauntlet/common/wire.h"
 
 namespace gauntlet::wire {
 namespace {

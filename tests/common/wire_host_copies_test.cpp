@@ -2,8 +2,8 @@
 // trailing fields, so replies and policies without them keep their bytes.
 #include <gtest/gtest.h>
 
-#include "gauntlet/sandbox_policy.h"
-#include "gauntlet/wire.h"
+#include "gauntlet/sandbox/sandbox_policy.h"
+#include "gauntlet/common/wire.h"
 
 namespace gauntlet::wire {
 namespace {

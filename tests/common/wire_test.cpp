@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "gauntlet/wire.h"
+#include "gauntlet/common/wire.h"
 
 using namespace gauntlet;
 using namespace gauntlet::wire;

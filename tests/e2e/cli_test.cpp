@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.h"
-#include "gauntlet/results_db.h"
-#include "gauntlet/device_nodes.h"
+#include "gauntlet/audit/results_db.h"
+#include "gauntlet/sandbox/device_nodes.h"
 
 using namespace gauntlet::e2e;
 

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "e2e_util.h"
-#include "gauntlet/oracle.h"
-#include "gauntlet/selftest.h"
+#include "gauntlet/oracle/oracle.h"
+#include "gauntlet/run/selftest.h"
 
 #include <map>
 #include <set>

@@ -77,7 +77,7 @@ TEST(FsContainment, MemoModuleCannotReadAnEarlierChildsResults) {
 }
 
 // The control (without namespaces the markers leak) is SandboxFilesystem.WithoutAMountNamespace...
-// in tests/parent/fs_lockdown_test.cpp, with markers of its own name: run here with this corpus's
+// in tests/sandbox/fs_lockdown_test.cpp, with markers of its own name: run here with this corpus's
 // kernels it left markers in /root and the corpus folder that the containment runs beside it
 // (ctest -j) then found, and its own check raced with their clean-up.
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.h"
-#include "gauntlet/builder.h"
+#include "gauntlet/build/builder.h"
 
 using namespace gauntlet;
 using namespace gauntlet::e2e;

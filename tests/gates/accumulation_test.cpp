@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/gate.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/gate.h"
 #include "real_run.h"
-#include "gauntlet/numerics.h"
-#include "gauntlet/superacc.h"
+#include "gauntlet/common/numerics.h"
+#include "gauntlet/oracle/superacc.h"
 
 using namespace gauntlet;
 using gauntlet::testing::CorpusKernelRun;

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/gate.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/gate.h"
 #include "real_run.h"
 #include "../test_files.h"
 

@@ -2,7 +2,7 @@
 // device-to-host copies the worker saw inside the call.
 #include <gtest/gtest.h>
 
-#include "gauntlet/wire.h"
+#include "gauntlet/common/wire.h"
 
 namespace gauntlet::provenance_gate {
 std::string host_copy_message(const std::vector<std::string>& input_names, const std::vector<wire::HostCopy>& copies);

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/gate.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/gate.h"
 #include "../test_files.h"
 
 namespace gauntlet::testing {

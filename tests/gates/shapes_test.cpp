@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/contract_scope.h"
-#include "gauntlet/gate.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/contract_scope.h"
+#include "gauntlet/cases/gate.h"
 #include "real_run.h"
 
 using namespace gauntlet;

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <set>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/gate.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/gate.h"
 #include "real_run.h"
-#include "gauntlet/oracle.h"
-#include "gauntlet/property.h"
+#include "gauntlet/oracle/oracle.h"
+#include "gauntlet/cases/property.h"
 
 using namespace gauntlet;
 using gauntlet::testing::CorpusKernelRun;

@@ -6,11 +6,11 @@
 #include <fstream>
 #include <set>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/gate.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/gate.h"
 #include "real_run.h"
-#include "gauntlet/numerics.h"
-#include "gauntlet/oracle.h"
+#include "gauntlet/common/numerics.h"
+#include "gauntlet/oracle/oracle.h"
 
 using namespace gauntlet;
 using gauntlet::testing::CorpusKernelRun;

@@ -7,9 +7,9 @@
 #include <future>
 #include <thread>
 
-#include "gauntlet/gpu_turn.h"
-#include "gauntlet/replay.h"
-#include "gauntlet/timing.h"
+#include "gauntlet/sandbox/gpu_turn.h"
+#include "gauntlet/run/replay.h"
+#include "gauntlet/common/timing.h"
 #include "real_run.h"
 
 namespace gauntlet {
@@ -66,7 +66,7 @@ TEST(TimingGate, SkipsAfterAnEarlierGateFailed) {
 // A child past its GPU turn's bound (gpu_turn.h) still running on the device when the timed loop
 // takes it: the figures are the kernel's plus a time-sliced share, so the gate says so and still
 // passes (sharing only adds time); the same run on a device to itself says nothing. A fake
-// device's lock file stands for the GPU, as in tests/parent/gpu_turn_test.cpp.
+// device's lock file stands for the GPU, as in tests/sandbox/gpu_turn_test.cpp.
 TEST(TimingGate, ATimedLoopBesideAnOverrunningChildIsReportedUncertainNotFailed) {
   const std::string lock = "/tmp/gauntlet-test-timing-shared-" + std::to_string(getpid()) + ".lock";
   CorpusKernelRun r("controls/relu.json", 5, "timing");

@@ -18,8 +18,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "gauntlet/oracle.h"
-#include "gauntlet/superacc.h"
+#include "gauntlet/oracle/oracle.h"
+#include "gauntlet/oracle/superacc.h"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "gauntlet/oracle.h"
+#include "gauntlet/oracle/oracle.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/builder.h"
-#include "gauntlet/case.h"
-#include "gauntlet/sandbox.h"
+#include "gauntlet/build/builder.h"
+#include "gauntlet/cases/case.h"
+#include "gauntlet/sandbox/sandbox.h"
 
 using namespace gauntlet;
 using Clock = std::chrono::steady_clock;

@@ -1,0 +1,137 @@
+// The gate interface: each gate checks one property of a kernel, in its own sandboxed child.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gauntlet/cases/case.h"
+#include "gauntlet/schema/manifest.h"
+#include "gauntlet/oracle/oracle.h"
+#include "gauntlet/sandbox/sandbox.h"
+#include "gauntlet/schema/schema.h"
+#include "gauntlet/common/types.h"
+
+namespace gauntlet {
+
+struct GateVerdict {
+  std::string name;
+  Status status = Status::Pass;
+  Category category = Category::None;
+  std::string message;
+  std::string replay;          // path of the replay file (failures and errors)
+  std::string outputs_sha256;  // digest of the deciding case's outputs (replay compares it)
+  // kInContract or kOutOfContract (contract_scope.h): a failing gate's deciding case's, a passing
+  // gate's cases' (kMixedScope for both); "" for a skip.
+  std::string scope;
+  int cases = 0;               // cases judged
+  double seconds = 0;
+  nlohmann::json evidence = nlohmann::json::object();
+};
+
+// Everything a gate may use. The gate opens its own child with open_session().
+struct GateContext {
+  const OpSchema& schema;
+  const KernelManifest& manifest;
+  const CaseSpace& space;
+  Launcher& launcher;
+  std::string so_path;
+  std::string kernel_hash;     // sha256 of the kernel source
+  std::string schema_hash;     // sha256 of the schema file
+  uint64_t master_seed = 0;
+  int budget = 1;              // case-budget multiplier (--budget)
+  std::string replay_dir;      // where failing cases are written
+  std::string sandbox_note;    // filled by open_session: isolation actually achieved
+  // Gates that failed or errored before this one (verify fills it): timing runs only without any.
+  std::vector<std::string> earlier_failures;
+  // Entered (true) and left (false) around the part of a gate whose clocks must have the device to
+  // itself: the timing gate's timed loop and peak measurement. verify serializes these per GPU, so
+  // several kernels' timing gates can generate inputs and oracles at once; null: nothing to do.
+  // Entering returns true when the device is shared all the same: a child past its GPU turn's
+  // bound still runs there (gpu_turn.h), time-sliced with the timed loop.
+  std::function<bool(bool)> clock_section;
+  // CUDA_DEVICE_MAX_CONNECTIONS of this gate's CUDA children (LoadRequest::hardware_queues); 0:
+  // the driver's default. verify sets it per gate (gate_hardware_queues).
+  uint32_t cuda_hardware_queues = 0;
+  // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
+  struct Timing {
+    double spawn = 0;   // starting children and loading the kernel into them
+    double inputs = 0;  // generating the cases' input values
+    double oracle = 0;  // the fp64 oracle (an unmapped module's reference child included)
+    double kernel = 0;  // inside the kernel's entry (as the worker measured it)
+    double call = 0;    // whole round trips to the worker (kernel + transfer + checks in the child)
+    int children = 0;
+  } timing;
+  // Cases run inside and outside the kernel's contract (note_case_scope; the gate's threads share
+  // it). verify gives each gate a fresh one.
+  struct Scopes {
+    std::atomic<int> in{0}, out{0};
+  };
+  std::shared_ptr<Scopes> scopes = std::make_shared<Scopes>();
+
+  uint64_t case_seed(const std::string& gate, uint64_t case_index) const;
+};
+
+// The result of one case run in a child, with the oracle's answer beside it.
+struct CaseRun {
+  Case c;
+  std::vector<at::Tensor> inputs;
+  OracleResult oracle;
+  Outcome outcome;             // outcome.kind == Ok: outcome.reply.calls[0] holds the outputs
+};
+
+class Gate {
+ public:
+  virtual ~Gate() = default;
+  virtual std::string name() const = 0;
+  virtual GateVerdict run(GateContext& ctx) = 0;
+  // Re-checks one stored case (replay). Gates without per-case checks return harness-error.
+  virtual GateVerdict check_one(GateContext& ctx, const Case& c);
+};
+
+// The twelve gates and timing, in the SPEC's order (gates/registry.cpp: the one explicit list).
+std::vector<std::unique_ptr<Gate>> all_gates();
+std::vector<std::string> gate_names();
+std::unique_ptr<Gate> make_gate(const std::string& name);
+// GateContext::cuda_hardware_queues for the gate: 0 (the driver's default) for determinism and
+// timing, whose CUDA children need concurrency between streams; 1 for every other gate.
+uint32_t gate_hardware_queues(const std::string& name);
+
+// --- helpers shared by gates (src/cases/gate_support.cpp) ---
+
+// A gate child's LoadRequest: the kernel's device and, on CUDA, the gate's hardware queues.
+void set_load_device(const GateContext& ctx, wire::LoadRequest* request);
+
+// A fresh child with the kernel loaded, or a verdict explaining why not (load-error, ...).
+// `entry`: the entry to load when not the manifest's forward entry (the gradients gate's backward).
+std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string& gate, GateVerdict* failed,
+                                            const std::string& entry = "");
+// The same with the load request's other fields chosen by the caller (allocator poison, threads,
+// operator recording, guard bytes); an empty so_path or entry means the context's.
+std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::string& gate, GateVerdict* failed,
+                                                 wire::LoadRequest request);
+// Materializes the case, runs the oracle and the kernel once (`repeat` calls).
+CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat = 1);
+// A verdict for a kernel outcome that is not Ok (error with its category, or harness-error), with
+// its scope; a clean error on a case outside the kernel's contract is a pass (it refused).
+GateVerdict verdict_from_outcome(const GateContext& ctx, const std::string& gate, const CaseRun& run);
+// Records the digest of the case's first call outputs in the verdict (no-op when it produced none).
+void note_outputs(GateVerdict& v, const CaseRun& run);
+// Writes the replay file for a failing case and returns its path ("" if it could not be written, or
+// `v` is no failure). Sets v.scope from the case when the gate has not.
+std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRun& run, GateVerdict& v);
+// The expected dtype of output `i` for a case (schema rule "same:x" or a dtype name).
+DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c);
+// Evaluates a schema expression (cost model, K) over a case: its dims, int and bool attributes,
+// elem_size (the first input's element size) and its inputs' shapes. nullopt when it does not
+// evaluate (an unknown name or a syntax error; lint rejects both in shipped schemas).
+std::optional<int64_t> eval_case_expr(const std::string& expr, const Case& c);
+// Terms per output element for the reduction tolerance (1 when the op is elementwise).
+int64_t reduction_terms(const OpSchema& schema, const Case& c);
+Status status_for(Outcome::Kind kind);
+
+}  // namespace gauntlet

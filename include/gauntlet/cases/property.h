@@ -1,0 +1,60 @@
+// Property-based checking for gates: RapidCheck draws cases from the schema's domain and shrinks a
+// failure to the smallest failing case, which is what the report and the replay file show.
+#pragma once
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gauntlet/cases/gate.h"
+
+namespace gauntlet {
+
+// A gate's child that is reopened after it dies (a crash must not end the search for a smaller
+// failing case).
+class SessionHolder {
+ public:
+  SessionHolder(GateContext& ctx, std::string gate) : ctx_(ctx), gate_(std::move(gate)) {}
+  // The live session, or nullptr with *failed set (load-error, harness error).
+  WorkerSession* get(GateVerdict* failed);
+  // Forget the session (after a crash or timeout killed it).
+  void reset() { session_.reset(); }
+
+ private:
+  GateContext& ctx_;
+  std::string gate_;
+  std::unique_ptr<WorkerSession> session_;
+};
+
+struct PropertyOutcome {
+  bool failed = false;
+  GateVerdict verdict;   // the verdict of the smallest failing case (when failed)
+  Case smallest;
+  int cases = 0;         // generated cases judged before the first failure
+  int shrink_steps = 0;  // further evaluations spent shrinking
+};
+
+// Runs `check` on up to `max_cases` cases drawn by `pick` (called inside a RapidCheck property:
+// draw values with *rc::gen::..., each in its own statement, fixed-width types, so the draw order
+// is the same on every compiler). A non-pass verdict is a failure: RapidCheck then shrinks the
+// draws and the last failing case seen is the smallest. Harness errors stop the search without
+// shrinking. At most `max_shrink_steps` evaluations are spent shrinking. The seed derives from the
+// context (master seed, kernel hash, gate), so the same run finds the same case.
+// RapidCheck itself runs under rapidcheck_mutex() (its generation state is process-wide), replaying
+// the outcomes judged so far; `check` runs outside it, so the gates of a kernel search side by side.
+std::recursive_mutex& rapidcheck_mutex();
+
+PropertyOutcome run_property(GateContext& ctx, const std::string& gate, int max_cases,
+                             const std::function<Case()>& pick,
+                             const std::function<GateVerdict(const Case&)>& check,
+                             int max_shrink_steps = 200);
+
+// Shrinkable draws for use inside `pick` (RapidCheck shrinks each toward its first candidate):
+// one size per schema dim from `candidates_for(dim)` (smallest first); an element of a list.
+std::map<std::string, int64_t> pick_dims(const CaseSpace& space,
+                                         const std::function<std::vector<int64_t>(const std::string&)>& candidates_for);
+int64_t pick_index(int64_t n);  // uniform in [0, n), shrinking toward 0
+uint64_t pick_seed();           // a value seed for tensors (not shrunk)
+
+}  // namespace gauntlet

@@ -1,0 +1,97 @@
+// GPU turns, bounded, on host-wide file locks (include/gauntlet/sandbox/gpu_turn.h).
+#include "gauntlet/sandbox/gpu_turn.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "gauntlet/sandbox/sandbox.h"
+
+namespace gauntlet {
+
+std::string gpu_turn_path(int gpu_index) {
+  std::string id = cuda_visible_devices_for(gpu_index, getenv("CUDA_VISIBLE_DEVICES"));
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
+  return "/tmp/gauntlet-gpu-turn-" + id + ".lock";
+}
+
+namespace {
+// The turns this thread holds, by lock file, with their nesting depth.
+thread_local std::map<std::string, int> t_held_turns;
+std::mutex g_totals_mu;
+GpuTurn::Totals g_totals;
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::string overrun_path(const std::string& lock_path) { return lock_path + ".overrun"; }
+}  // namespace
+
+GpuTurn::GpuTurn(const std::string& lock_path) : path_(lock_path) {
+  int& depth = t_held_turns[path_];
+  if (depth++ > 0) return;
+  outer_ = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  lock_.lock(path_, FileLock::Mode::Exclusive);
+  granted_ = std::chrono::steady_clock::now();
+  waited_ = seconds_between(t0, granted_);
+}
+
+double GpuTurn::held_seconds() const {
+  return outer_ ? seconds_between(granted_, std::chrono::steady_clock::now()) : 0.0;
+}
+
+void GpuTurn::overrun() {
+  if (!outer_ || overran_) return;
+  // The mark first, then the turn: whoever is granted the turn next already sees the GPU shared.
+  // Shared marks never conflict with each other; an exclusive probe holds the mark for an instant.
+  overrun_mark_.lock(overrun_path(path_), FileLock::Mode::Shared);
+  held_at_overrun_ = held_seconds();
+  lock_.unlock();
+  overran_ = true;
+}
+
+bool GpuTurn::overrun_in_progress(const std::string& lock_path) {
+  FileLock probe;
+  return !probe.try_lock(overrun_path(lock_path), FileLock::Mode::Exclusive);
+}
+
+GpuTurn::~GpuTurn() {
+  auto it = t_held_turns.find(path_);
+  if (it != t_held_turns.end() && --it->second <= 0) t_held_turns.erase(it);
+  if (!outer_) return;
+  const double held = overran_ ? held_at_overrun_ : held_seconds();
+  lock_.unlock();
+  overrun_mark_.unlock();
+  std::lock_guard<std::mutex> lock(g_totals_mu);
+  ++g_totals.turns;
+  g_totals.overruns += overran_ ? 1 : 0;
+  g_totals.waited_seconds += waited_;
+  g_totals.held_seconds += held;
+  int slot = 0;
+  while (slot < kHeldSlots - 1 && held > kHeldEdges[slot]) ++slot;
+  ++g_totals.turns_by_length[slot];
+  g_totals.held_by_length[slot] += held;
+}
+
+std::function<bool(bool)> gpu_clock_section(const std::string& lock_path) {
+  auto turn = std::make_shared<std::optional<GpuTurn>>();
+  return [turn, lock_path](bool enter) {
+    if (!enter) return turn->reset(), false;
+    turn->emplace(lock_path);
+    // No child can start overrunning while this turn is held: only one already running matters.
+    return GpuTurn::overrun_in_progress(lock_path);
+  };
+}
+
+GpuTurn::Totals GpuTurn::process_totals() {
+  std::lock_guard<std::mutex> lock(g_totals_mu);
+  return g_totals;
+}
+
+}  // namespace gauntlet

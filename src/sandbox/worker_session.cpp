@@ -1,0 +1,579 @@
+// Parent side of the sandbox, one child's session: load, cases and requests with GPU turns, the memory watch, categorizing deaths.
+#include "gauntlet/sandbox/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "gauntlet/sandbox/cuda_errors.h"
+#include "gauntlet/sandbox/gpu_turn.h"
+#include "gauntlet/common/interrupt.h"
+#include "gauntlet/kernel_abi.h"
+
+
+namespace gauntlet {
+namespace {
+
+// The worker's reply code for its own failures (the worker's side: src/worker/worker.h).
+constexpr int kWorkerInternalError = 100;
+
+std::string signal_text(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(sig);
+}
+
+}  // namespace
+
+int64_t resident_memory_bytes(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/status", int(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  int64_t kb = 0;
+  bool found = false;
+  for (const char* key : {"RssAnon:", "RssShmem:"}) {
+    if (const char* at = strstr(buf, key)) {
+      kb += strtoll(at + strlen(key), nullptr, 10);
+      found = true;
+    }
+  }
+  return found ? kb * 1024 : -1;
+}
+
+WorkerSession::~WorkerSession() {
+  finish();
+  for (int fd : {req_fd_, rep_fd_, capture_fd_, status_fd_})
+    if (fd >= 0) ::close(fd);
+}
+
+std::string WorkerSession::captured_output(size_t max_bytes) const { return read_capture_tail(capture_fd_, max_bytes); }
+
+void WorkerSession::kill_now() {
+  if (pid_ > 0 && !finished_) {
+    kill(pid_, SIGKILL);
+    kill(-pid_, SIGKILL);
+  }
+}
+
+// Waits for the child and returns its wait status (as the worker saw it, through the pid-namespace
+// init when there is one). *exited=false when it had to be killed.
+int WorkerSession::wait_status(bool* exited) {
+  *exited = true;
+  int status = 0;
+  int32_t worker_status = -1;
+  const int64_t until = std::min(deadline_ms_, wire::now_ms() + 5000);
+  if (status_fd_ >= 0) {
+    pollfd pfd{status_fd_, POLLIN, 0};
+    int64_t left = until - wire::now_ms();
+    if (left > 0 && poll(&pfd, 1, int(left)) == 1 && read(status_fd_, &worker_status, 4) == 4) {
+    } else {
+      worker_status = -1;
+    }
+  }
+  // Reap the direct child (the init, or the worker itself). A pidfd lets us sleep exactly until
+  // it exits instead of polling.
+  const int pidfd = int(syscall(SYS_pidfd_open, pid_, 0));
+  while (true) {
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (r < 0 && errno != EINTR) break;
+    if (wire::now_ms() >= until) {
+      *exited = false;
+      kill_now();
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    if (pidfd >= 0) {
+      pollfd pfd{pidfd, POLLIN, 0};
+      poll(&pfd, 1, int(std::max<int64_t>(1, until - wire::now_ms())));
+    } else {
+      usleep(1000);
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  unregister_child(pid_);
+  finished_ = true;
+  if (status_fd_ >= 0) return worker_status;
+  return status;
+}
+
+Outcome WorkerSession::fail_from_child(wire::ReadStatus rs, const std::string& why) {
+  Outcome o;
+  o.kind = Outcome::Kind::Died;
+  o.category = Category::Crash;
+  if (rs == wire::ReadStatus::Timeout) {
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::TimedOut;
+    o.category = Category::Timeout;
+    o.message = "no reply within the " + std::to_string(timeout_seconds_) +
+                " s wall-clock limit; the process group was killed";
+    return o;
+  }
+  if (rs == wire::ReadStatus::Garbage) kill_now();
+  bool exited = true;
+  int status = wait_status(&exited);
+  std::string how;
+  if (rs == wire::ReadStatus::Garbage) {
+    how = "protocol violation (" + why + "): the child corrupted its reply channel";
+  } else if (status == -1) {
+    how = "the child vanished without a status";
+  } else if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    how = "killed by " + signal_text(sig);
+    if (sig == SIGXCPU) {
+      o.kind = Outcome::Kind::TimedOut;
+      o.category = Category::Timeout;
+      how += " (CPU time limit)";
+    } else if (sig == SIGKILL && exited) {
+      o.kind = Outcome::Kind::OutOfMemory;
+      o.category = Category::OutOfMemory;
+      how += " from outside (the kernel out-of-memory killer)";
+    }
+  } else if (WIFEXITED(status)) {
+    how = "exited with status " + std::to_string(WEXITSTATUS(status)) + " before replying";
+  }
+  std::string tail = read_capture_tail(capture_fd_, 300);
+  o.message = how + (tail.empty() ? "" : "; output: " + tail);
+  return o;
+}
+
+int reference_threads_for(const SandboxOptions& options, int kernels_in_flight) {
+  if (options.reference_threads > 0) return options.reference_threads;
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  return int(std::max(1L, cpus / std::max(1, kernels_in_flight)));
+}
+
+Outcome WorkerSession::load(const std::string& so_path, const std::string& entry, uint8_t poison,
+                            int threads) {
+  wire::LoadRequest req;
+  req.so_path = so_path;
+  req.entry = entry;
+  req.poison_byte = poison;
+  req.intra_op_threads = threads;
+  return load(req);
+}
+
+Outcome WorkerSession::load(const wire::LoadRequest& req) {
+  cuda_ = req.device == "cuda";
+  if (launcher_) {
+    const SandboxOptions& opt = launcher_->options_;
+    resident_limit_ = opt.resident_limit_bytes > 0 ? opt.resident_limit_bytes
+                      : cuda_                      ? opt.memory_limit_bytes
+                                                   : 0;
+  }
+  wire::write_frame(req_fd_, wire::FrameType::Load, wire::encode(req));
+  wire::Frame f;
+  std::string why;
+  Outcome over;
+  bool over_limit = false;
+  // A Python module's load is its build (SandboxOptions::module_load_seconds).
+  const bool builds_while_loading = launcher_ && launcher_->python_;
+  const int gate_seconds = timeout_seconds_;
+  if (builds_while_loading) {
+    // The module's build child has exactly --build-timeout; a gate child's import at least the
+    // gate's own limit as well (it builds nothing, but imports torch and the module).
+    const bool build_child = req.entry.rfind("build:", 0) == 0;
+    timeout_seconds_ = build_child ? launcher_->options_.module_load_seconds
+                                   : std::max(gate_seconds, launcher_->options_.module_load_seconds);
+    deadline_ms_ = build_child ? wire::now_ms() + int64_t(timeout_seconds_) * 1000
+                               : std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
+  }
+  wire::ReadStatus rs = read_reply(&f, &why, &over, &over_limit);
+  if (builds_while_loading && rs == wire::ReadStatus::Ok) {
+    timeout_seconds_ = gate_seconds;
+    deadline_ms_ = wire::now_ms() + int64_t(gate_seconds) * 1000;
+  }
+  if (over_limit) {
+    over.message = "while loading the kernel: " + over.message;
+    return over;
+  }
+  if (rs != wire::ReadStatus::Ok) {
+    Outcome o = fail_from_child(rs, why);
+    if (o.kind == Outcome::Kind::Died) o.message = "while loading the kernel: " + o.message;
+    return o;
+  }
+  wire::LoadReply rep;
+  Outcome o;
+  if (special_frame(f, &o)) {
+    o.message = "while loading the kernel: " + o.message;
+    return o;
+  }
+  if (f.type != wire::FrameType::LoadReply || !wire::decode(f.payload, &rep, &why)) {
+    kill_now();
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "protocol violation while loading: unexpected frame";
+    return o;
+  }
+  notes_ = rep.sandbox_notes;
+  device_info_ = rep.device_info;
+  if (launcher_ && !device_info_.empty()) {
+    std::lock_guard<std::recursive_mutex> lock(launcher_->mu_);
+    launcher_->device_info_ = device_info_;
+  }
+  if (!rep.ok) {
+    const bool harness = rep.error.rfind("harness:", 0) == 0;
+    o.kind = harness ? Outcome::Kind::HarnessError : Outcome::Kind::LoadFailed;
+    o.category = harness ? Category::HarnessError : Category::LoadError;
+    o.message = rep.error;
+    return o;
+  }
+  signature_ = rep.signature;
+  return o;
+}
+
+// A Signal or Violation frame: the child reported its own death. Kill, reap, categorize.
+bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
+  Outcome& o = *out;
+  if (f.type == wire::FrameType::Signal) {
+    wire::Reader r(f.payload);
+    uint64_t sig = 0;
+    r.u64(&sig);
+    bool exited;
+    kill_now();
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "killed by " + signal_text(int(sig));
+    std::string tail = read_capture_tail(capture_fd_, 300);
+    if (!tail.empty()) o.message += "; output: " + tail;
+    return true;
+  }
+  if (f.type == wire::FrameType::Violation) {
+    wire::Reader r(f.payload);
+    uint64_t nr = 0;
+    r.u64(&nr);
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, int(nr));
+    std::string sys = name ? name : "#" + std::to_string(nr);
+    free(name);
+    bool exited;
+    kill_now();
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "sandbox violation: the kernel called the forbidden system call " + sys;
+    return true;
+  }
+  return false;
+}
+
+namespace {
+std::mutex g_phases_mu;
+WorkerPhaseTotals g_phases;
+}  // namespace
+
+void add_worker_phases(const wire::CaseReply& reply) {
+  std::lock_guard<std::mutex> lock(g_phases_mu);
+  ++g_phases.cases;
+  g_phases.poison_seconds += reply.poison_seconds;
+  g_phases.to_device_seconds += reply.to_device_seconds;
+  g_phases.kernel_seconds += reply.kernel_seconds;
+  g_phases.from_device_seconds += reply.from_device_seconds;
+  g_phases.check_seconds += reply.check_seconds;
+  g_phases.case_seconds += reply.case_seconds;
+  g_phases.reserve_seconds += reply.reserve_seconds;
+}
+
+WorkerPhaseTotals worker_phase_totals() {
+  std::lock_guard<std::mutex> lock(g_phases_mu);
+  return g_phases;
+}
+
+void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn) {
+  if (!launcher_) return;
+  const SandboxOptions& opt = launcher_->options();
+  if (opt.fake_gpu_turn_lock.empty() && !cuda_) return;
+  const int64_t t0 = wire::now_ms();
+  {
+    // A sibling past its bound still runs on the GPU: wait for it (Launcher::overrunning_).
+    std::unique_lock<std::mutex> lock(launcher_->overrun_mu_);
+    launcher_->overrun_cv_.wait(lock, [&] { return launcher_->overrunning_ - (overrunning_ ? 1 : 0) <= 0; });
+  }
+  if (!opt.fake_gpu_turn_lock.empty()) turn.emplace(opt.fake_gpu_turn_lock);
+  else turn.emplace(opt.gpu_index);
+  deadline_ms_ += wire::now_ms() - t0;  // waiting for the GPU is not the kernel's time
+}
+
+void WorkerSession::begin_overrun() {
+  if (!launcher_ || overrunning_) return;
+  overrunning_ = true;
+  std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
+  ++launcher_->overrunning_;
+}
+
+void WorkerSession::end_overrun() {
+  if (!launcher_ || !overrunning_) return;
+  overrunning_ = false;
+  {
+    std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
+    --launcher_->overrunning_;
+  }
+  launcher_->overrun_cv_.notify_all();
+}
+
+Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
+                                std::string* reply_payload) {
+  Outcome o;
+  if (finished_) {
+    o.kind = Outcome::Kind::HarnessError;
+    o.category = Category::HarnessError;
+    o.message = "request to a finished worker";
+    return o;
+  }
+  // --timeout bounds each request, not the gate's whole run: at a problem's own sizes (KernelBench
+  // level 2: a [128, 64, 128, 128] input) fourteen correct cases outlast one minute, while a hang
+  // still ends at the first case that hangs.
+  deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
+  struct OverrunEnd {  // after the turn below: a sibling waiting for this overrun may go
+    WorkerSession* s;
+    ~OverrunEnd() { s->end_overrun(); }
+  } overrun_end{this};
+  std::optional<GpuTurn> turn;
+  take_gpu_turn(turn);
+  wire::write_frame(req_fd_, type, payload);
+  wire::Frame f;
+  std::string why;
+  Outcome unused;
+  bool over_limit = false;
+  wire::ReadStatus rs = read_reply(&f, &why, &unused, &over_limit, turn ? &*turn : nullptr, /*watch=*/false);
+  if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+  if (special_frame(f, &o)) return o;
+  if (f.type != reply_type) {
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "protocol violation: unexpected reply frame";
+    return o;
+  }
+  *reply_payload = std::move(f.payload);
+  return o;
+}
+
+Outcome WorkerSession::call(const wire::CaseRequest& request) {
+  Outcome o;
+  if (finished_) {
+    o.kind = Outcome::Kind::HarnessError;
+    o.category = Category::HarnessError;
+    o.message = "call on a finished worker";
+    return o;
+  }
+  deadline_ms_ = std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);  // per case (exchange says why)
+  // Every worker asks for its GPU turn once it has read the case and gives it back once its
+  // outputs are on the host: a case crosses the pipe, and both sides (de)serialize it, while other
+  // children use the GPU. On the H200 the pipe and the (de)serialization were most of a Python
+  // module's turn at a problem's own sizes, and host work slows under load (docs/gpu.md). A CPU
+  // child asks too and is granted at once (no turn to take), so the exchange is exercised by every
+  // test that runs a case.
+  struct OverrunEnd {  // after the turn below: a sibling waiting for this overrun may go
+    WorkerSession* s;
+    ~OverrunEnd() { s->end_overrun(); }
+  } overrun_end{this};
+  std::optional<GpuTurn> turn;
+  wire::CaseRequest sent = request;  // the tensors are shared, not copied
+  sent.turn_handshake = true;
+  wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(sent));
+  wire::Frame f;
+  std::string why;
+  bool over_limit = false;
+  // The worker holds the turn from its TurnRequest's grant to its TurnRelease, and may give it
+  // back and ask again inside one case (python/gauntlet_worker/turns.py: while Triton compiles).
+  bool holding = false;
+  std::string turn_slip;
+  while (true) {
+    wire::ReadStatus rs = read_reply(&f, &why, &o, &over_limit, turn ? &*turn : nullptr);
+    if (over_limit) return o;
+    if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+    if (special_frame(f, &o)) return o;
+    if (f.type != wire::FrameType::TurnRequest && f.type != wire::FrameType::TurnRelease) break;
+    if (f.type == wire::FrameType::TurnRelease) {
+      if (!holding) {
+        turn_slip = "gave back a GPU turn it did not hold";
+        break;
+      }
+      holding = false;
+      turn.reset();  // the GPU is the next child's while this one compiles, or replies
+      continue;
+    }
+    if (holding) {
+      turn_slip = "asked for the GPU turn while holding it";
+      break;
+    }
+    holding = true;
+    take_gpu_turn(turn);
+    wire::write_frame(req_fd_, wire::FrameType::TurnGrant, "");
+  }
+  // Every protocol violation names what was malformed (an empty reason hid which check failed).
+  std::string bad;
+  if (!turn_slip.empty()) {
+    bad = turn_slip;
+  } else if (f.type != wire::FrameType::CaseReply) {
+    bad = "expected a case reply, got frame type " + std::to_string(uint32_t(f.type)) + " of " +
+          std::to_string(f.payload.size()) + " bytes";
+  } else if (!wire::decode(f.payload, &o.reply, &why)) {
+    bad = why.empty() ? "undecodable, " + std::to_string(f.payload.size()) + " bytes" : why;
+  } else if (o.reply.case_id != request.case_id && o.reply.code == kWorkerInternalError) {
+    // The worker could not take the case at all (it could not decode it): gauntlet's fault.
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::HarnessError;
+    o.category = Category::HarnessError;
+    o.message = "the worker could not take case " + std::to_string(request.case_id) + ": " + o.reply.message;
+    return o;
+  } else if (o.reply.case_id != request.case_id) {
+    bad = "reply for case " + std::to_string(o.reply.case_id) + ", expected case " + std::to_string(request.case_id);
+  }
+  if (!bad.empty()) {
+    why = bad;
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    o.kind = Outcome::Kind::Died;
+    o.category = Category::Crash;
+    o.message = "protocol violation: malformed case reply (" + why + ")";
+    return o;
+  }
+  if (o.reply.has_phases) add_worker_phases(o.reply);
+  switch (o.reply.code) {
+    case kCallOk: break;
+    case kCallException:
+      o.kind = Outcome::Kind::KernelError;
+      o.category = Category::RuntimeError;
+      o.message = o.reply.message;
+      break;
+    case kCallOutOfMemory:
+      o.kind = Outcome::Kind::OutOfMemory;
+      o.category = Category::OutOfMemory;
+      o.message = o.reply.message;
+      break;
+    case kCallBadArguments:
+      o.kind = Outcome::Kind::LoadFailed;
+      o.category = Category::LoadError;
+      o.message = "the entry's signature does not match the op schema: " + o.reply.message;
+      break;
+    default:
+      o.kind = Outcome::Kind::HarnessError;
+      o.category = Category::HarnessError;
+      o.message = o.reply.message;
+  }
+  if (cuda_ && (o.reply.code == kCallException || o.reply.code == kWorkerInternalError)) {
+    // A CUDA error: its category by its message (cuda_errors.h). After a sticky one the child's
+    // CUDA context is dead: it is killed (the GPU is released for the next child) and reported
+    // as died, so gates start a fresh child instead of sending it more cases.
+    const CudaErrorClass c = classify_cuda_error(o.message);
+    if (c.is_cuda_error) {
+      o.category = c.category;
+      o.kind = c.category == Category::OutOfMemory ? Outcome::Kind::OutOfMemory
+               : c.category == Category::Crash     ? Outcome::Kind::Died
+               : c.category == Category::Timeout   ? Outcome::Kind::TimedOut
+               : c.category == Category::HarnessError ? Outcome::Kind::HarnessError
+                                                      : Outcome::Kind::KernelError;
+      if (c.context_lost) {
+        kill_now();
+        bool exited;
+        wait_status(&exited);
+        if (o.kind == Outcome::Kind::KernelError) o.kind = Outcome::Kind::Died;
+        o.message += " (sticky CUDA error: the child's CUDA context is lost; the child was killed)";
+      }
+    }
+  }
+  return o;
+}
+
+wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Outcome* over, bool* over_limit,
+                                           GpuTurn* turn, bool watch) {
+  *over_limit = false;
+  watch = watch && resident_limit_ > 0;
+  const double bound = launcher_ ? launcher_->options().gpu_turn_bound_seconds : 0.0;
+  auto bounded = [&] { return turn && turn->outer() && !turn->overran() && bound > 0; };
+  // Sample every 20 ms until the reply starts (or the deadline), and once more when it has come:
+  // a child that grew past the limit while computing is killed even if it managed to reply.
+  auto check = [&]() {
+    if (!watch) return false;
+    const int64_t rss = resident_memory_bytes(pid_);
+    if (rss <= resident_limit_) return false;
+    kill_now();
+    bool exited;
+    wait_status(&exited);
+    *over_limit = true;
+    over->kind = Outcome::Kind::OutOfMemory;
+    over->category = Category::OutOfMemory;
+    over->message = "host memory: the child's resident memory reached " + std::to_string(rss >> 20) +
+                    " MiB, over the --memory-limit of " + std::to_string(resident_limit_ >> 20) + " MiB" +
+                    (cuda_ ? " (a CUDA child has no RLIMIT_DATA; the parent watches its resident set)" : "") +
+                    "; the process group was killed";
+    return true;
+  };
+  while (watch || bounded()) {
+    int64_t slice = deadline_ms_ - wire::now_ms();
+    if (slice <= 0) break;
+    if (watch) slice = std::min<int64_t>(slice, 20);
+    if (bounded()) {
+      const int64_t to_bound = int64_t((bound - turn->held_seconds()) * 1000);
+      if (to_bound <= 0) {
+        turn->overrun();  // the GPU goes to the next child; this one runs on beside it
+        begin_overrun();
+        continue;
+      }
+      slice = std::min(slice, to_bound);
+    }
+    pollfd pfd{rep_fd_, POLLIN, 0};
+    const int r = poll(&pfd, 1, int(std::max<int64_t>(slice, 1)));
+    if (check()) return wire::ReadStatus::Eof;
+    if (r > 0) break;
+  }
+  wire::ReadStatus rs = wire::read_frame(rep_fd_, f, deadline_ms_, why);
+  if (rs == wire::ReadStatus::Ok && check()) return wire::ReadStatus::Eof;
+  return rs;
+}
+
+void WorkerSession::finish() {
+  if (finished_ || pid_ <= 0) return;
+  wire::write_frame(req_fd_, wire::FrameType::Bye, "");
+  if (req_fd_ >= 0) ::close(req_fd_), req_fd_ = -1;
+  if (launcher_) {
+    // The verdict does not wait for the child's teardown: the launcher reaps it later, and
+    // kills it if it has not left within the grace period.
+    std::lock_guard<std::recursive_mutex> lock(launcher_->mu_);
+    launcher_->exiting_.push_back({pid_, wire::now_ms() + 2000});
+    finished_ = true;
+    return;
+  }
+  deadline_ms_ = std::min(deadline_ms_, wire::now_ms() + 2000);
+  bool exited;
+  wait_status(&exited);
+}
+
+}  // namespace gauntlet

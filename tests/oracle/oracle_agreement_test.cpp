@@ -1,0 +1,170 @@
+// Every oracle against ATen's own op in float64 on special inputs: NaN-ness and the signs of infinities agree, or the difference is a documented exception.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gauntlet/kernel_abi.h"
+#include "gauntlet/oracle/oracle.h"
+#include "../../src/worker/library_baseline.h"
+
+namespace gauntlet {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kSub = 4.9406564584124654e-324;  // the smallest subnormal
+
+at::Tensor f64(std::vector<double> v, std::vector<int64_t> shape) {
+  return at::tensor(v, at::kDouble).reshape(shape).contiguous();
+}
+
+// Rows that put special values where reductions and normalisations meet them: NaN alone and in a
+// whole row, each infinity alone, both, whole rows of one, signed zeros, subnormals, values whose
+// sum overflows, and plain values as a control. Eight columns.
+at::Tensor special_rows() {
+  const std::vector<std::vector<double>> rows = {
+      {kNaN, 1, 2, 3, 4, 5, 6, 7},
+      {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN},
+      {kInf, 1, 2, 3, 4, 5, 6, 7},
+      {-kInf, 1, 2, 3, 4, 5, 6, 7},
+      {kInf, -kInf, 2, 3, 4, 5, 6, 7},
+      {kInf, kInf, kInf, kInf, kInf, kInf, kInf, kInf},
+      {-kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf},
+      {0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0, -0.0},
+      {kSub, -kSub, kSub, kSub, 2 * kSub, -kSub, kSub, kSub},
+      {1e308, 1e308, 1e308, 1e308, -1, 2, -3, 4},
+      {kNaN, kInf, -kInf, 0.0, 1, 2, 3, 4},
+      {0.5, -1.5, 2.25, -3.0, 4.5, -0.75, 1.25, 2.0},
+  };
+  std::vector<double> flat;
+  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+  return f64(flat, {int64_t(rows.size()), 8});
+}
+
+// The values of special_rows() as one vector, for elementwise ops.
+at::Tensor special_values() { return special_rows().reshape({-1}).contiguous(); }
+
+// Finite, varied values for the inputs that are not under test; offset 0.5 makes every seventh one an
+// exact zero (0 * inf is NaN in IEEE arithmetic, in the oracle and on a GPU).
+at::Tensor plain(std::vector<int64_t> shape, double offset) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  return (at::arange(numel, at::kDouble).remainder(7.0) * 0.25 - 0.5 + offset).reshape(shape).contiguous();
+}
+
+struct Case {
+  std::vector<at::Tensor> tensors;
+  std::vector<KernelArg> attrs;  // the schema's attributes, in order (for the library call)
+  AttrMap named;                 // the same, by name (for the oracle)
+};
+
+KernelArg int_arg(int64_t v) { KernelArg a; a.kind = KernelArg::Kind::Int; a.i = v; return a; }
+KernelArg double_arg(double v) { KernelArg a; a.kind = KernelArg::Kind::Double; a.d = v; return a; }
+KernelArg bool_arg(bool v) { KernelArg a; a.kind = KernelArg::Kind::Bool; a.b = v; return a; }
+
+Case dim1(at::Tensor x) { return {{x}, {int_arg(1)}, {{"dim", int64_t(1)}}}; }
+
+// Special inputs for each op, in the schema's argument order.
+std::map<std::string, Case> cases() {
+  const at::Tensor rows = special_rows();
+  const at::Tensor values = special_values();
+  const int64_t n = values.numel();
+  std::map<std::string, Case> c;
+  for (const char* op : {"relu", "gelu", "sigmoid"}) c[op] = {{values}, {}, {}};
+  c["clamp"] = {{values}, {double_arg(-1.0), double_arg(1.0)}, {{"lo", -1.0}, {"hi", 1.0}}};
+  // Every special value against every other.
+  c["add"] = {{values.reshape({n, 1}).expand({n, n}).contiguous(), values.reshape({1, n}).expand({n, n}).contiguous()}, {}, {}};
+  for (const char* op : {"sum", "mean", "amax", "logsumexp", "softmax", "log_softmax", "cumsum"}) c[op] = dim1(rows);
+  c["layer_norm"] = {{rows, plain({8}, 1.0), plain({8}, 0.0)}, {double_arg(1e-5)}, {{"eps", 1e-5}}};
+  c["rms_norm"] = {{rows, plain({8}, 1.0)}, {double_arg(1e-5)}, {{"eps", 1e-5}}};
+  c["matmul"] = {{rows, plain({8, 5}, 0.5)}, {}, {}};
+  c["linear_relu"] = {{rows, plain({5, 8}, 0.5), plain({5}, 0.0)}, {}, {}};
+  c["bmm"] = {{rows.reshape({2, 6, 8}), plain({2, 8, 3}, 0.5)}, {}, {}};
+  c["conv2d"] = {{rows.reshape({1, 2, 6, 8}), plain({3, 2, 3, 3}, 0.1), plain({3}, 0.0)},
+                 {int_arg(1), int_arg(1)}, {{"stride", int64_t(1)}, {"padding", int64_t(1)}}};
+  for (bool causal : {false, true}) {
+    const std::string name = causal ? "sdpa/causal" : "sdpa";
+    c[name] = {{rows.reshape({1, 2, 6, 8}), plain({1, 2, 6, 8}, 0.2), plain({1, 2, 6, 8}, -0.1)},
+               {bool_arg(causal)}, {{"causal", causal}}};
+  }
+  c["embedding"] = {{rows, at::tensor(std::vector<int64_t>{0, 2, 5, 11, 2}, at::kLong)}, {}, {}};
+  // cross_entropy's mean would hide a row's NaN behind another's: each row alone, with a target on
+  // its first (often special) class and on a plain one.
+  for (int64_t i = 0; i < rows.size(0); ++i)
+    for (int64_t t : {0, 5})
+      c["cross_entropy/row" + std::to_string(i) + "/target" + std::to_string(t)] = {
+          {rows.slice(0, i, i + 1).contiguous(), at::tensor(std::vector<int64_t>{t}, at::kLong)}, {}, {}};
+  return c;
+}
+
+// Where an oracle deliberately differs from ATen's float64 op on these inputs, and why. Each entry
+// names the op, and every mismatch found must belong to an op listed here (and each listed op must
+// still differ: an exception nobody needs is removed).
+const std::map<std::string, std::string>& documented_exceptions() {
+  static const std::map<std::string, std::string> e = {
+  };
+  return e;
+}
+
+std::string show(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// The first element whose NaN-ness or infinite sign differs, or "".
+std::string first_difference(const at::Tensor& oracle, const at::Tensor& library) {
+  if (oracle.sizes() != library.sizes()) return "shapes differ";
+  const at::Tensor a = oracle.to(at::kDouble).contiguous().reshape({-1});
+  const at::Tensor b = library.to(at::kDouble).contiguous().reshape({-1});
+  const double* pa = a.data_ptr<double>();
+  const double* pb = b.data_ptr<double>();
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const bool nan_a = std::isnan(pa[i]), nan_b = std::isnan(pb[i]);
+    const bool inf_a = std::isinf(pa[i]), inf_b = std::isinf(pb[i]);
+    if (nan_a != nan_b || inf_a != inf_b || (inf_a && std::signbit(pa[i]) != std::signbit(pb[i])))
+      return "element " + std::to_string(i) + ": oracle " + show(pa[i]) + ", ATen " + show(pb[i]);
+  }
+  return "";
+}
+
+TEST(OracleAgreement, SpecialValuesAgreeWithAtenOrAreDocumented) {
+  std::set<std::string> differing;
+  std::set<std::string> covered;
+  for (auto& [name, c] : cases()) {
+    const std::string op = name.substr(0, name.find('/'));
+    covered.insert(op);
+    ASSERT_TRUE(worker::has_library_baseline(op)) << op;
+    const OracleResult r = run_oracle(op, c.tensors, c.named);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.error;
+    std::vector<KernelArg> args;
+    for (const at::Tensor& t : c.tensors) {
+      KernelArg a;
+      a.tensor = t;
+      args.push_back(a);
+    }
+    args.insert(args.end(), c.attrs.begin(), c.attrs.end());
+    std::vector<at::Tensor> lib;
+    std::string error;
+    ASSERT_TRUE(worker::library_baseline(op, args, &lib, &error)) << name << ": " << error;
+    ASSERT_EQ(lib.size(), 1u);
+    const std::string diff = first_difference(r.outputs.at(0), lib[0]);
+    if (diff.empty()) continue;
+    differing.insert(op);
+    EXPECT_TRUE(documented_exceptions().count(op)) << name << " disagrees with ATen in float64 on special inputs, "
+                                                   << "undocumented: " << diff;
+  }
+  for (const auto& [op, why] : documented_exceptions())
+    EXPECT_TRUE(differing.count(op)) << op << " is listed as an exception (" << why << ") but agrees with ATen now";
+  // Every oracle is covered.
+  for (const std::string& id : oracle_ids()) EXPECT_TRUE(covered.count(id)) << "no special-value case for " << id;
+}
+
+}  // namespace
+}  // namespace gauntlet

@@ -1,0 +1,55 @@
+// The CUDA path end to end: corpus/controls_cuda/relu.json through verify_kernel (nvcc build, the
+// sandboxed worker moving inputs to the GPU and outputs back, every gate). Skips, with the reason,
+// where no CUDA device or no nvcc exists (CI has neither): it runs on the GPU machine
+// (tools/gpu/run-on-h200.sh with GPU_TESTS=1).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "gauntlet/schema/manifest.h"
+#include "gauntlet/sandbox/sandbox.h"
+#include "gauntlet/run/verify.h"
+
+namespace gauntlet {
+namespace {
+
+bool on_path(const std::string& exe) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string d;
+  while (std::getline(dirs, d, ':'))
+    if (!d.empty() && access((d + "/" + exe).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+std::string why_no_cuda() {
+  if (access("/dev/nvidiactl", F_OK) != 0) return "no CUDA device (/dev/nvidiactl absent)";
+  if (!on_path("nvcc") && access("/usr/local/cuda/bin/nvcc", X_OK) != 0) return "nvcc not found";
+  return "";
+}
+
+TEST(CudaPipeline, ReluControlPassesEveryGateOnTheGpu) {
+  const std::string why = why_no_cuda();
+  if (!why.empty()) GTEST_SKIP() << why;
+  std::string error;
+  auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/controls_cuda/relu.json", &error);
+  ASSERT_TRUE(m) << error;
+  ASSERT_EQ(m->device, "cuda");
+  Launcher launcher{SandboxOptions{}};
+  VerifyOptions vo;
+  vo.seed = 1;
+  vo.progress = false;
+  vo.replay_dir = ::testing::TempDir() + "/cuda-pipeline-replays";
+  auto report = verify_kernel(*m, vo, launcher, &error);
+  ASSERT_TRUE(report) << error;
+  ASSERT_TRUE(report->build.ok) << report->build.error;
+  for (const GateVerdict& v : report->gates)
+    EXPECT_TRUE(v.status == Status::Pass || v.status == Status::Skip)
+        << v.name << " " << status_name(v.status) << ": " << v.message;
+}
+
+}  // namespace
+}  // namespace gauntlet

@@ -1,0 +1,94 @@
+// Gate slots: a kernel's gates in flight, the timing gate's exclusive hold, slots lent by idle processes.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "gauntlet/run/verify.h"
+
+namespace gauntlet {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Starts acquire() on a thread; `done` turns true once it got a slot.
+std::thread acquire_async(GateSlots& slots, std::atomic<bool>& done) {
+  return std::thread([&] {
+    slots.acquire();
+    done = true;
+  });
+}
+
+TEST(GateSlots, AcquireBlocksAtTheLimitAndReleaseLetsTheNextIn) {
+  GateSlots slots(2);
+  slots.acquire();
+  slots.acquire();
+  std::atomic<bool> third{false};
+  std::thread t = acquire_async(slots, third);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(third.load()) << "a third gate started with two slots";
+  slots.release();
+  t.join();
+  EXPECT_TRUE(third.load());
+}
+
+TEST(GateSlots, AnExclusiveHoldWaitsForAllAndKeepsNewGatesOut) {
+  GateSlots slots(2);
+  slots.acquire();
+  std::atomic<bool> exclusive{false}, later{false};
+  std::thread timing([&] {
+    slots.acquire_all();
+    exclusive = true;
+  });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(exclusive.load()) << "the exclusive hold did not wait for the gate in flight";
+  std::thread other = acquire_async(slots, later);  // arrives while the exclusive one waits
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(later.load()) << "a new gate overtook the waiting exclusive hold";
+  slots.release();
+  timing.join();
+  EXPECT_TRUE(exclusive.load());
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(later.load()) << "a gate started during the exclusive hold";
+  slots.release_all();
+  other.join();
+  EXPECT_TRUE(later.load());
+  slots.release();
+}
+
+TEST(GateSlots, SlotsLentByAnotherProcessAddToTheOwnOnes) {
+  // The lent count lives in shared memory and is raised by another process, which never
+  // notifies this one: the waiting acquire must see it by itself.
+  void* mem = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  auto* lent = new (mem) std::atomic<int>(0);
+  GateSlots slots(1, lent);
+  EXPECT_EQ(slots.total(), 1);
+  slots.acquire();
+  std::atomic<bool> second{false};
+  std::thread t = acquire_async(slots, second);
+  std::this_thread::sleep_for(150ms);
+  EXPECT_FALSE(second.load());
+  const pid_t kid = fork();
+  if (kid == 0) {
+    lent->fetch_add(2);  // an idle audit lane lends its --jobs
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(kid, &status, 0), kid);
+  const auto t0 = std::chrono::steady_clock::now();
+  t.join();
+  EXPECT_TRUE(second.load());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  EXPECT_EQ(slots.total(), 3);
+  slots.release();
+  slots.release();
+  munmap(mem, sizeof(std::atomic<int>));
+}
+
+}  // namespace
+}  // namespace gauntlet

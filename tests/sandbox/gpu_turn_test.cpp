@@ -1,0 +1,307 @@
+// GPU turns (gpu_turn.h): exclusion across threads and processes, re-entry, waits, and the bound:
+// a request past it gives the GPU to the next child (a fake device's lock file stands for a GPU).
+#include "gauntlet/sandbox/gpu_turn.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <thread>
+
+#include "gauntlet/build/builder.h"
+#include "gauntlet/sandbox/sandbox.h"
+
+namespace gauntlet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string temp_lock_path(const char* tag) {
+  return "/tmp/gauntlet-test-" + std::string(tag) + "-" + std::to_string(getpid()) + ".lock";
+}
+
+TEST(GpuTurn, LockFileIsNamedAfterTheGpuTheChildrenSee) {
+  const char* saved = getenv("CUDA_VISIBLE_DEVICES");
+  const std::string keep = saved ? saved : "";
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(gpu_turn_path(3), "/tmp/gauntlet-gpu-turn-3.lock");
+  setenv("CUDA_VISIBLE_DEVICES", "GPU-8a1c/x,GPU-77f0", 1);
+  EXPECT_EQ(gpu_turn_path(0), "/tmp/gauntlet-gpu-turn-GPU-8a1c_x.lock");  // no path separators
+  EXPECT_EQ(gpu_turn_path(1), "/tmp/gauntlet-gpu-turn-GPU-77f0.lock");
+  saved ? setenv("CUDA_VISIBLE_DEVICES", keep.c_str(), 1) : unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+// A GPU index no machine has, so the test never meets a real gauntlet's turns.
+constexpr int kTestGpu = 9731;
+
+// A turn held at least 40 ms is counted among the turns longer than 30 ms, never a shorter slot.
+TEST(GpuTurn, TotalsCountEachTurnByHowLongItWasHeld) {
+  const GpuTurn::Totals before = GpuTurn::process_totals();
+  {
+    GpuTurn t(kTestGpu);
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  }
+  const GpuTurn::Totals after = GpuTurn::process_totals();
+  EXPECT_EQ(after.turns, before.turns + 1);
+  long longer = 0, shorter = 0;
+  double held_longer = 0;
+  for (int i = 0; i < GpuTurn::kHeldSlots; ++i) {
+    const long n = after.turns_by_length[i] - before.turns_by_length[i];
+    (i > 0 && GpuTurn::kHeldEdges[i - 1] >= 0.03 ? longer : shorter) += n;
+    if (i > 0 && GpuTurn::kHeldEdges[i - 1] >= 0.03) held_longer += after.held_by_length[i] - before.held_by_length[i];
+  }
+  EXPECT_EQ(shorter, 0);
+  EXPECT_EQ(longer, 1);
+  EXPECT_GE(held_longer, 0.04);
+}
+
+TEST(GpuTurn, ReenteringOnTheSameThreadDoesNotWait) {
+  GpuTurn outer(kTestGpu);
+  const auto t0 = Clock::now();
+  {
+    GpuTurn inner(kTestGpu);  // the timing gate's exchanges inside its clock section
+    EXPECT_EQ(inner.waited_seconds(), 0.0);
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0);
+}
+
+TEST(GpuTurn, AnotherThreadWaitsUntilTheOuterTurnEnds) {
+  std::atomic<bool> got{false};
+  double waited = 0;
+  std::thread other;
+  {
+    GpuTurn outer(kTestGpu);
+    { GpuTurn inner(kTestGpu); }  // leaving the inner turn must not release the outer one
+    other = std::thread([&] {
+      GpuTurn t(kTestGpu);
+      waited = t.waited_seconds();
+      got = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(got.load()) << "two threads held one GPU's turn at once";
+  }
+  other.join();
+  EXPECT_TRUE(got.load());
+  EXPECT_GE(waited, 0.15);
+}
+
+TEST(GpuTurn, ProcessesTakeTurnsOnOneGpu) {
+  // Two processes each hold the turn 150 ms, three times; overlapping holds would show as a
+  // shared marker file seen by both. Serialized, the run takes at least 6 x 150 ms.
+  const std::string marker = temp_lock_path("marker");
+  unlink(marker.c_str());
+  const auto t0 = Clock::now();
+  pid_t kids[2];
+  for (pid_t& kid : kids) {
+    kid = fork();
+    if (kid == 0) {
+      int overlaps = 0;
+      for (int i = 0; i < 3; ++i) {
+        GpuTurn t(kTestGpu);
+        if (access(marker.c_str(), F_OK) == 0) ++overlaps;
+        FILE* f = fopen(marker.c_str(), "w");
+        if (f) fclose(f);
+        usleep(150000);
+        unlink(marker.c_str());
+      }
+      _exit(overlaps);
+    }
+  }
+  for (pid_t kid : kids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(kid, &status, 0), kid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a process found the other inside its turn";
+  }
+  EXPECT_GE(std::chrono::duration<double>(Clock::now() - t0).count(), 0.85);
+}
+
+TEST(GpuTurn, AnOverrunGivesTheTurnToTheNextWaiterAndMarksTheGpuShared) {
+  const std::string path = temp_lock_path("overrun");
+  auto slow = std::make_unique<GpuTurn>(path);
+  EXPECT_FALSE(GpuTurn::overrun_in_progress(path));
+  std::promise<void> granted;
+  std::thread next([&] {
+    GpuTurn t(path);
+    granted.set_value();
+  });
+  std::future<void> got = granted.get_future();
+  EXPECT_EQ(got.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "the next child got the GPU while the first held its turn";
+  slow->overrun();
+  EXPECT_TRUE(slow->overran());
+  // Granted while the first turn's object still lives: only the overrun can have released it.
+  ASSERT_EQ(got.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "an overrun did not give the turn to the waiting child";
+  next.join();
+  EXPECT_TRUE(GpuTurn::overrun_in_progress(path)) << "the overrunning child still runs: the GPU is shared";
+  const GpuTurn::Totals before = GpuTurn::process_totals();
+  slow.reset();  // its request ended
+  EXPECT_FALSE(GpuTurn::overrun_in_progress(path));
+  EXPECT_EQ(GpuTurn::process_totals().overruns, before.overruns + 1);
+  unlink(path.c_str());
+  unlink((path + ".overrun").c_str());
+}
+
+TEST(GpuTurn, AReenteredTurnIsNeverGivenUp) {
+  const std::string path = temp_lock_path("reentered");
+  auto outer = std::make_unique<GpuTurn>(path);  // the timing gate's clock section
+  {
+    GpuTurn inner(path);  // one of its exchanges
+    EXPECT_FALSE(inner.outer());
+    inner.overrun();
+    EXPECT_FALSE(inner.overran());
+  }
+  EXPECT_FALSE(GpuTurn::overrun_in_progress(path));
+  std::atomic<bool> got{false};
+  std::thread other([&] {
+    GpuTurn t(path);
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(got.load()) << "the outer turn was released by an inner overrun";
+  outer.reset();
+  other.join();
+  EXPECT_TRUE(got.load());
+  unlink(path.c_str());
+}
+
+// ---- the bound in the sandbox, on a fake device ------------------------------------------------
+// CPU children take turns on a lock file as CUDA children do (SandboxOptions::fake_gpu_turn_lock):
+// one spins (corpus/hostile/infinite_loop.cpp, killed at its --timeout), and another kernel's
+// cases must not queue behind it for that whole timeout once the spinner is past the bound.
+
+std::string build_corpus_kernel(const char* rel) {
+  BuildRequest r;
+  r.source_path = std::string(GAUNTLET_SOURCE_DIR) + "/" + rel;
+  r.entries = {"forward"};
+  BuildResult b = build_kernel(r, default_build_config());
+  return b.ok ? b.so_path : "";
+}
+
+wire::CaseRequest relu_case(int64_t id) {
+  wire::CaseRequest c;
+  c.case_id = uint64_t(id);
+  wire::Arg a;
+  a.kind = wire::Arg::Kind::Tensor;
+  a.tensor = at::randn({64});
+  c.args.push_back(a);
+  return c;
+}
+
+struct SpinnerAndOthers {
+  bool spinner_timed_out = false;
+  bool others_done_before_spinner = false;
+  int others_ok = 0;
+  std::string error;
+};
+
+// The spinner's case starts first and holds the fake GPU's turn; then three cases of the relu
+// control run in a child of their own. Which finished first is recorded, not timed.
+SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string& lock) {
+  SpinnerAndOthers out;
+  const std::string spin_so = build_corpus_kernel("corpus/hostile/infinite_loop.cpp");
+  const std::string relu_so = build_corpus_kernel("corpus/controls/relu.cpp");
+  if (spin_so.empty() || relu_so.empty()) return (out.error = "a corpus kernel did not build", out);
+  SandboxOptions o;
+  o.timeout_seconds = 6;
+  o.gpu_turn_bound_seconds = bound_seconds;
+  o.fake_gpu_turn_lock = lock;
+  // Two kernels, each with its own launcher (as two audit lanes or two verifies have).
+  Launcher spinner_launcher(o), other_launcher(o);
+  std::string error;
+  auto spinner = spinner_launcher.spawn(&error);
+  auto other = spinner ? other_launcher.spawn(&error) : nullptr;
+  if (!spinner || !other) return (out.error = "spawn: " + error, out);
+  if (spinner->load(spin_so, "forward").kind != Outcome::Kind::Ok || other->load(relu_so, "forward").kind != Outcome::Kind::Ok)
+    return (out.error = "load failed", out);
+  std::atomic<bool> spinner_done{false};
+  std::thread spin([&] {
+    Outcome o = spinner->call(relu_case(1));
+    out.spinner_timed_out = o.kind == Outcome::Kind::TimedOut;
+    spinner_done = true;
+  });
+  // Wait until the spinner holds the turn (or, bounded, has already given it up).
+  for (auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until;) {
+    FileLock probe;
+    if (!probe.try_lock(lock, FileLock::Mode::Exclusive) || GpuTurn::overrun_in_progress(lock)) break;
+    probe.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (int i = 0; i < 3; ++i) out.others_ok += other->call(relu_case(10 + i)).kind == Outcome::Kind::Ok;
+  out.others_done_before_spinner = !spinner_done.load();
+  spin.join();
+  return out;
+}
+
+TEST(GpuTurnBound, ASpinningChildNoLongerStallsTheOthersOnItsGpu) {
+  const std::string lock = temp_lock_path("fake-gpu-bounded");
+  SpinnerAndOthers r = run_spinner_beside_relu(0.3, lock);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.others_ok, 3);
+  EXPECT_TRUE(r.others_done_before_spinner) << "the other child's cases waited for the spinner's timeout";
+  EXPECT_TRUE(r.spinner_timed_out) << "the spinner keeps its own timeout";
+  unlink(lock.c_str());
+  unlink((lock + ".overrun").c_str());
+}
+
+// The control for the test above: without a bound the same cases queue behind the spinner until
+// its timeout, which is what the bound is for (and proves the fake device serializes at all).
+TEST(GpuTurnBound, WithoutABoundTheOthersQueueBehindTheSpinner) {
+  const std::string lock = temp_lock_path("fake-gpu-unbounded");
+  SpinnerAndOthers r = run_spinner_beside_relu(0.0, lock);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.others_ok, 3) << "waiting for the turn moved the other child's deadline";
+  EXPECT_FALSE(r.others_done_before_spinner);
+  EXPECT_TRUE(r.spinner_timed_out);
+  unlink(lock.c_str());
+}
+
+// One kernel (one launcher) overruns with one child at a time: a second spinning gate of the same
+// kernel waits for the first to end instead of spinning beside it, so the GPU is shared with one
+// spinner, not with every gate it has in flight. Without the rule the second would overrun 0.3 s
+// after the first and both would end together; with it the second starts its timeout afterwards.
+TEST(GpuTurnBound, AKernelOverrunsWithOneChildAtATime) {
+  const std::string lock = temp_lock_path("fake-gpu-siblings");
+  const std::string spin_so = build_corpus_kernel("corpus/hostile/infinite_loop.cpp");
+  ASSERT_FALSE(spin_so.empty());
+  SandboxOptions o;
+  o.timeout_seconds = 3;
+  o.gpu_turn_bound_seconds = 0.3;
+  o.fake_gpu_turn_lock = lock;
+  Launcher launcher(o);
+  std::string error;
+  auto first = launcher.spawn(&error);
+  auto second = first ? launcher.spawn(&error) : nullptr;
+  ASSERT_TRUE(first && second) << error;
+  ASSERT_EQ(first->load(spin_so, "forward").kind, Outcome::Kind::Ok);
+  ASSERT_EQ(second->load(spin_so, "forward").kind, Outcome::Kind::Ok);
+  Clock::time_point first_end, second_end;
+  Outcome a, b;
+  std::thread ta([&] {
+    a = first->call(relu_case(1));
+    first_end = Clock::now();
+  });
+  for (auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until && !GpuTurn::overrun_in_progress(lock);)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread tb([&] {
+    b = second->call(relu_case(2));
+    second_end = Clock::now();
+  });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a.kind, Outcome::Kind::TimedOut);
+  EXPECT_EQ(b.kind, Outcome::Kind::TimedOut) << "waiting for its sibling moved the second child's deadline";
+  EXPECT_GE(std::chrono::duration<double>(second_end - first_end).count(), 1.5)
+      << "the second spinning child overran beside the first";
+  unlink(lock.c_str());
+  unlink((lock + ".overrun").c_str());
+}
+
+}  // namespace
+}  // namespace gauntlet
