@@ -44,7 +44,8 @@ TEST(GateSlots, AnExclusiveHoldWaitsForAllAndKeepsNewGatesOut) {
     slots.acquire_all();
     exclusive = true;
   });
-  std::this_thread::sleep_for(100ms);
+  // Queued first, however slowly its thread starts (a loaded CI machine), so what follows is order.
+  while (slots.exclusive_waiting() == 0 && !exclusive.load()) std::this_thread::sleep_for(1ms);
   EXPECT_FALSE(exclusive.load()) << "the exclusive hold did not wait for the gate in flight";
   std::thread other = acquire_async(slots, later);  // arrives while the exclusive one waits
   std::this_thread::sleep_for(100ms);

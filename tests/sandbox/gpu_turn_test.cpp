@@ -197,6 +197,11 @@ wire::CaseRequest relu_case(int64_t id) {
 struct SpinnerAndOthers {
   bool spinner_timed_out = false;
   bool others_done_before_spinner = false;
+  // From the spinner's request to the others' last reply. Without a bound it cannot be shorter
+  // than the spinner's timeout: its deadline starts once it holds the turn, and the turn is given
+  // back only after it is killed. A lower bound, so no scheduling luck decides it (which of the two
+  // threads returns first after the kill does: the spinner's reaping races the others' cases).
+  double others_seconds_after_spinner_request = 0;
   int others_ok = 0;
   std::string error;
 };
@@ -221,6 +226,7 @@ SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string
   if (spinner->load(spin_so, "forward").kind != Outcome::Kind::Ok || other->load(relu_so, "forward").kind != Outcome::Kind::Ok)
     return (out.error = "load failed", out);
   std::atomic<bool> spinner_done{false};
+  const Clock::time_point spinner_request = Clock::now();
   std::thread spin([&] {
     Outcome o = spinner->call(relu_case(1));
     out.spinner_timed_out = o.kind == Outcome::Kind::TimedOut;
@@ -235,6 +241,7 @@ SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string
   }
   for (int i = 0; i < 3; ++i) out.others_ok += other->call(relu_case(10 + i)).kind == Outcome::Kind::Ok;
   out.others_done_before_spinner = !spinner_done.load();
+  out.others_seconds_after_spinner_request = std::chrono::duration<double>(Clock::now() - spinner_request).count();
   spin.join();
   return out;
 }
@@ -257,7 +264,8 @@ TEST(GpuTurnBound, WithoutABoundTheOthersQueueBehindTheSpinner) {
   SpinnerAndOthers r = run_spinner_beside_relu(0.0, lock);
   ASSERT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.others_ok, 3) << "waiting for the turn moved the other child's deadline";
-  EXPECT_FALSE(r.others_done_before_spinner);
+  // 6 s is run_spinner_beside_relu's timeout; 10 ms covers now_ms()'s truncation to milliseconds.
+  EXPECT_GE(r.others_seconds_after_spinner_request, 6.0 - 0.01) << "the others ran while the spinner held the turn";
   EXPECT_TRUE(r.spinner_timed_out);
   unlink(lock.c_str());
 }

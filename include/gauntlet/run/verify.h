@@ -37,6 +37,11 @@ class GateSlots {
   void release();
   void acquire_all();
   void release_all();
+  // Exclusive holds now waiting for the gates in flight (tests wait for one to be queued).
+  int exclusive_waiting() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return exclusive_waiting_;
+  }
 
  private:
   // Waits for `ready` under `lock`; another process changes `lent_` without notifying, so then
