@@ -53,9 +53,6 @@ bool ends_search(const GateVerdict& v) {
          v.category == Category::LoadError;
 }
 
-// Uniform in [0, n) whatever RapidCheck's current size (inRange narrows with it), shrinking toward 0.
-int64_t draw_uniform(int64_t n) { return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n)); }
-
 // Candidate sizes of a dim, smallest first (the shrink target), inside the kernel's contract: short
 // ones (small sizes and the schema's typical sizes below kShortBelow) or long ones (typical and
 // fixed sizes from kShortBelow up to the cap). Empty when the contract has none of that kind.
@@ -86,30 +83,8 @@ bool draw_case(const CaseSpace& space, int64_t cost_cap, Case* out) {
   }
   const size_t nalt = schema.inputs.empty() ? 1 : schema.inputs[0].shapes.size();
   const size_t alt = size_t(draw_uniform(int64_t(nalt)));
-  // A 16-bit output rounds away most low-bit differences of an accumulation order: the most
-  // precise dtype of the contract is drawn at least half the time (indices n..2n-1).
-  const auto& dtypes = space.dtypes();
-  const DType widest = *std::max_element(dtypes.begin(), dtypes.end(), [](DType x, DType y) {
-    return num::limits(x).mantissa_bits < num::limits(y).mantissa_bits;
-  });
-  const size_t k = size_t(draw_uniform(2 * int64_t(dtypes.size())));
-  const DType dtype = k < dtypes.size() ? dtypes[k] : widest;
-  AttrMap attrs;
-  for (const AttrSpec& a : schema.attributes) {
-    auto fixed = space.manifest().attrs.find(a.name);
-    if (fixed != space.manifest().attrs.end()) {
-      attrs[a.name] = fixed->second;
-    } else if (!a.dim_of.empty()) {
-      const InputSpec* in = schema.input(a.dim_of);
-      const size_t rank = !in || in->shapes.empty() ? 1 : in->shapes[in == &schema.inputs[0] ? alt : 0].size();
-      const int64_t pick = draw_uniform(int64_t(rank) + 1);  // -1 first (the shrink target), then 0..rank-1
-      attrs[a.name] = pick == 0 ? int64_t(-1) : pick - 1;
-    } else if (!a.values.empty()) {
-      attrs[a.name] = a.values[size_t(draw_uniform(int64_t(a.values.size())))];
-    } else {
-      attrs[a.name] = a.default_value;
-    }
-  }
+  const DType dtype = draw_precise_dtype(space.dtypes());
+  const AttrMap attrs = draw_attrs(space, alt);
   // Heavy tails and outliers make summation order visible in the low bits.
   static const Distribution dists[] = {Distribution::Normal, Distribution::HeavyTailed, Distribution::Outliers};
   const Distribution dist = dists[draw_uniform(3)];
@@ -152,10 +127,7 @@ bool race_case(const CaseSpace& space, uint64_t seed, Case* out) {
   std::map<std::string, int64_t> dims;
   for (const auto& [name, domain] : schema.dims) dims[name] = std::max<int64_t>(space.limits_for(name).first, 1);
   dims[reduced] = std::min(space.limits_for(reduced).second, kRaceTerms);
-  const auto& dtypes = space.dtypes();
-  const DType widest = *std::max_element(dtypes.begin(), dtypes.end(), [](DType x, DType y) {
-    return num::limits(x).mantissa_bits < num::limits(y).mantissa_bits;
-  });
+  const DType widest = most_precise(space.dtypes());
   std::string error;
   while (true) {
     if (!space.build(dims, 0, attrs, widest, Distribution::HeavyTailed, seed, out, &error)) return false;

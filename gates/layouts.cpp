@@ -67,9 +67,6 @@ bool ends_search(const GateVerdict& v) {
          v.category == Category::LoadError;
 }
 
-// Uniform in [0, n) whatever RapidCheck's current size (inRange narrows with it), shrinking toward 0.
-int64_t draw_uniform(int64_t n) { return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n)); }
-
 // Candidate sizes of a dim, smallest first (the shrink target): small odd and even sizes plus the
 // schema's typical sizes up to the cap, inside the kernel's contract. Zero sizes are the shapes gate's.
 std::vector<int64_t> small_sizes(const CaseSpace& space, const std::string& dim) {
@@ -96,22 +93,7 @@ bool draw_case(const CaseSpace& space, int64_t cost_cap, Case* out) {
   const size_t nalt = schema.inputs.empty() ? 1 : schema.inputs[0].shapes.size();
   const size_t alt = size_t(draw_uniform(int64_t(nalt)));
   const DType dtype = space.dtypes()[size_t(draw_uniform(int64_t(space.dtypes().size())))];
-  AttrMap attrs;
-  for (const AttrSpec& a : schema.attributes) {
-    auto fixed = space.manifest().attrs.find(a.name);
-    if (fixed != space.manifest().attrs.end()) {
-      attrs[a.name] = fixed->second;
-    } else if (!a.dim_of.empty()) {
-      const InputSpec* in = schema.input(a.dim_of);
-      const size_t rank = !in || in->shapes.empty() ? 1 : in->shapes[in == &schema.inputs[0] ? alt : 0].size();
-      const int64_t pick = draw_uniform(int64_t(rank) + 1);  // -1 first (the shrink target), then 0..rank-1
-      attrs[a.name] = pick == 0 ? int64_t(-1) : pick - 1;
-    } else if (!a.values.empty()) {
-      attrs[a.name] = a.values[size_t(draw_uniform(int64_t(a.values.size())))];
-    } else {
-      attrs[a.name] = a.default_value;
-    }
-  }
+  const AttrMap attrs = draw_attrs(space, alt);
   const uint64_t seed = pick_seed();
   std::string error;
   if (!space.build(dims, alt, attrs, dtype, Distribution::Normal, seed, out, &error)) return false;

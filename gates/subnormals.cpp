@@ -9,15 +9,9 @@
 #include "gauntlet/common/numerics.h"
 #include "gauntlet/cases/property.h"
 #include "gauntlet/common/rng.h"
+#include "special_values_case_shapes.h"  // case shapes shared with the special-values gate
 
 namespace gauntlet {
-
-// Shared with the special-values gate (gates/special_values.cpp).
-namespace gate_cases {
-Case draw_shaped_case(const CaseSpace& space, DType dtype, Distribution dist, uint64_t seed, bool tiny,
-                      bool uniform_dims);
-int64_t reduced_axis(const OpSchema& schema, const Case& c, const TensorRecipe& input);
-}  // namespace gate_cases
 
 // --- What the gate feeds each op (exposed for tests/gates/subnormals_test.cpp). ---
 namespace subnormals {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "gauntlet/build/build_cache.h"
@@ -210,6 +211,174 @@ void build_wanted_pch_variants(bool cuda, const nlohmann::json& wanted) {
   }
 }
 
+// One build_python_module call: the module, the result it fills, and what its steps hand on. A step
+// returns the build's result when it ends the build, nullopt to go on.
+struct ModuleBuild {
+  const KernelManifest& manifest;
+  Launcher& launcher;
+  const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  BuildResult b;
+  std::string error;         // what the last failing call said (a harness message's reason)
+  char resolved[PATH_MAX];   // the module's real path
+  std::string dir;           // its build directory, under module_builds_root()
+  bool cuda = false;
+  bool inline_builds = false;  // it calls load_inline
+  std::string pch_note;        // why it was offered no precompiled header, if so
+  Outcome o;                   // the build child's load
+  std::string signature;       // the child's record of what it built (o.kind Ok)
+
+  ModuleBuild(const KernelManifest& manifest, Launcher& launcher) : manifest(manifest), launcher(launcher) {
+    b.prelude = "python-module";
+  }
+
+  // gauntlet's own failure, not the module's (harness-error).
+  BuildResult harness(const std::string& why) {
+    b.ok = false;
+    b.harness_fault = true;
+    // A child's own harness error already says "harness:": said once.
+    const std::string said = why.rfind("harness: ", 0) == 0 ? why.substr(9) : why;
+    b.error = "harness: the module's build step: " + said;
+    return b;
+  }
+
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+
+  // The module's real path and hash, its key, and its directory under the builds root.
+  std::optional<BuildResult> choose_dir() {
+    if (!realpath(manifest.source.c_str(), resolved)) {
+      b.error = "cannot resolve the module path " + manifest.source;
+      return b;
+    }
+    b.so_path = resolved;
+    b.source_hash = sha256_file_hex(resolved);
+    b.cache_key = module_build_key(manifest, &error);
+    if (b.cache_key.empty()) return harness(error);
+    const std::string root = module_builds_root();
+    if (!build_internal::make_dirs(root, &error)) return harness("cannot create " + root + ": " + error);
+    char root_real[PATH_MAX];
+    if (realpath(root.c_str(), root_real) && (std::string(root_real) + "/").rfind("/tmp/", 0) == 0)
+      return harness("GAUNTLET_MODULE_BUILDS is under /tmp (" + std::string(root_real) +
+                     "), which every sandboxed child sees as its own private, empty /tmp: choose another directory");
+    chmod(root.c_str(), 0755);  // the gate children (nobody) must reach their module's directory
+    dir = root + "/" + b.cache_key.substr(0, 32);
+    return std::nullopt;
+  }
+
+  // An earlier build's record under the key (its success or its compile error): the result at once.
+  std::optional<BuildResult> cached() {
+    nlohmann::json rec;
+    b.ok = true;
+    if (read_json(dir + "/" + kRecord, &rec) || read_json(dir + "/" + kFailure, &rec)) {
+      b.cache_hit = true;
+      b = from_record(b, dir, rec, !read_json(dir + "/" + kRecord, &rec));
+      b.seconds = seconds();
+      return b;
+    }
+    return std::nullopt;
+  }
+
+  // The directory emptied for the build child, with the precompiled headers a load_inline build may use.
+  std::optional<BuildResult> prepare_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);  // a build killed half way leaves no record: start over
+    if (!build_internal::make_dirs(dir, &error)) return harness("cannot create " + dir + ": " + error);
+    // The build child may be nobody (root dropped) or the parent's uid (a user namespace maps its
+    // root there): either must write here, until seal() gives the directory back, read-only.
+    chmod(dir.c_str(), 0777);
+    // A module that calls load_inline is offered the precompiled torch/extension.h (its C++ unit
+    // then compiles in about 40% of the time). The child reads this record before its sandbox.
+    std::string module_text;
+    cuda = manifest.device == "cuda";
+    // CUDA modules too: with the light torch headers their nvcc unit takes about as long as main.cpp
+    // without the header (docs/modules.md, "Builds"), so both must shrink for a build to.
+    inline_builds = build_internal::read_file(resolved, &module_text, &error) &&
+                    module_text.find("load_inline") != std::string::npos;
+    if (inline_builds) {
+      const nlohmann::json headers = offered_pch_headers(cuda, &pch_note);
+      if (!headers.empty()) build_internal::write_file_atomic(dir + "/gauntlet-pch.json", nlohmann::json{{"headers", headers}}.dump());
+    }
+    return std::nullopt;
+  }
+
+  // The build child imports and constructs the module, compilers allowed, writing into dir only.
+  std::optional<BuildResult> load_in_build_child() {
+    std::unique_ptr<WorkerSession> session = launcher.spawn(&error);
+    if (!session) return harness("cannot start the build child: " + error);
+    wire::LoadRequest req;
+    req.so_path = resolved;
+    const std::string cand = manifest.entry.empty() || manifest.entry == "forward" ? "ModelNew" : manifest.entry;
+    req.entry = python_load_entry(manifest, "build:" + cand);
+    req.device = manifest.device;
+    req.build_dir = dir;
+    o = session->load(req);
+    signature = o.kind == Outcome::Kind::Ok ? session->signature() : "";
+    session.reset();
+    b.seconds = seconds();
+    return std::nullopt;
+  }
+
+  // What the load says, recorded under the key where it would hold again, and the result.
+  BuildResult record_outcome() {
+    std::error_code ec;
+    nlohmann::json out = {{"key", b.cache_key}, {"source", resolved}, {"seconds", b.seconds},
+                          {"gauntlet", GAUNTLET_VERSION_STRING}};
+    if (o.kind == Outcome::Kind::Ok) {
+      const nlohmann::json built = nlohmann::json::parse(signature, nullptr, false);
+      if (!built.is_object() || !built.contains("extensions") || !built["extensions"].is_array())
+        return harness("the build child's record is malformed (" + signature.substr(0, 120) + ")");
+      // What the child says it built must be on this side of its sandbox.
+      for (const auto& e : built["extensions"])
+        if (e.is_object() && e.contains("file") && e["file"].is_string() && access(e["file"].get<std::string>().c_str(), R_OK) != 0)
+          return harness("the build child reported " + e["file"].get<std::string>() + ", which is not there");
+      out["extensions"] = built["extensions"];
+      out["torch"] = built.value("torch", "");
+      if (!pch_note.empty()) out["pch_note"] = pch_note;
+      if (!build_internal::write_file_atomic(dir + "/" + kRecord, out.dump(1)))
+        return harness("cannot write " + dir + "/" + kRecord);
+      seal(dir);
+      b.module_dir = dir;
+      if (inline_builds) build_wanted_pch_variants(cuda, built.value("pch_wanted", nlohmann::json::array()));
+      return b;
+    }
+    if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build call failed", 0) == 0) {
+      const size_t nl = o.message.find('\n');  // the module's own fault, but not cached: no compiler ran
+      b.ok = false;
+      b.error = o.message.substr(0, nl);
+      b.log_head = nl == std::string::npos ? "" : o.message.substr(nl + 1);
+      std::filesystem::remove_all(dir, ec);
+      return b;
+    }
+    if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build failed", 0) == 0) {
+      const size_t nl = o.message.find('\n');
+      b.ok = false;
+      b.error = o.message.substr(0, nl);
+      b.log_head = nl == std::string::npos ? "" : o.message.substr(nl + 1);
+      out["error"] = b.error;
+      out["log_head"] = b.log_head;
+      build_internal::write_file_atomic(dir + "/" + kFailure, out.dump(1));
+      seal(dir);
+      return b;
+    }
+    if (o.kind == Outcome::Kind::TimedOut) {
+      b.ok = false;
+      b.timed_out = true;  // not cached: a slow machine, or a larger --build-timeout, may finish it
+      b.error = "its import and build ran past --build-timeout (" +
+                std::to_string(launcher.options().module_load_seconds) + " s): " + o.message;
+      std::filesystem::remove_all(dir, ec);
+      return b;
+    }
+    if (o.kind == Outcome::Kind::HarnessError) {
+      std::filesystem::remove_all(dir, ec);
+      return harness(o.message);
+    }
+    // The module raised while imported or constructed, for a reason other than a build: no record,
+    // so its gate children load it without prebuilt extensions and each reports the load-error.
+    std::filesystem::remove_all(dir, ec);
+    b.module_dir.clear();
+    return b;
+  }
+};
+
 }  // namespace
 
 void build_pch_headers_on_demand(bool on) { g_pch_on_demand = on; }
@@ -225,64 +394,12 @@ std::string module_build_key(const KernelManifest& manifest, std::string* error)
 }
 
 BuildResult build_python_module(const KernelManifest& manifest, Launcher& launcher) {
-  const auto t0 = std::chrono::steady_clock::now();
-  BuildResult b;
-  b.prelude = "python-module";
-  char resolved[PATH_MAX];
-  if (!realpath(manifest.source.c_str(), resolved)) {
-    b.error = "cannot resolve the module path " + manifest.source;
-    return b;
-  }
-  b.so_path = resolved;
-  b.source_hash = sha256_file_hex(resolved);
-  auto harness = [&](const std::string& why) {
-    b.ok = false;
-    b.harness_fault = true;
-    // A child's own harness error already says "harness:": said once.
-    const std::string said = why.rfind("harness: ", 0) == 0 ? why.substr(9) : why;
-    b.error = "harness: the module's build step: " + said;
-    return b;
-  };
-  std::string error;
-  b.cache_key = module_build_key(manifest, &error);
-  if (b.cache_key.empty()) return harness(error);
-  const std::string root = module_builds_root();
-  if (!build_internal::make_dirs(root, &error)) return harness("cannot create " + root + ": " + error);
-  char root_real[PATH_MAX];
-  if (realpath(root.c_str(), root_real) && (std::string(root_real) + "/").rfind("/tmp/", 0) == 0)
-    return harness("GAUNTLET_MODULE_BUILDS is under /tmp (" + std::string(root_real) +
-                   "), which every sandboxed child sees as its own private, empty /tmp: choose another directory");
-  chmod(root.c_str(), 0755);  // the gate children (nobody) must reach their module's directory
-  const std::string dir = root + "/" + b.cache_key.substr(0, 32);
+  ModuleBuild m(manifest, launcher);
+  if (auto done = m.choose_dir()) return *done;
   // One builder per key across threads, lanes and gauntlet processes; the others wait, then hit.
-  FileLock lock(dir + ".lock", FileLock::Mode::Exclusive);
-  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  nlohmann::json rec;
-  b.ok = true;
-  if (read_json(dir + "/" + kRecord, &rec) || read_json(dir + "/" + kFailure, &rec)) {
-    b.cache_hit = true;
-    b = from_record(b, dir, rec, !read_json(dir + "/" + kRecord, &rec));
-    b.seconds = seconds();
-    return b;
-  }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);  // a build killed half way leaves no record: start over
-  if (!build_internal::make_dirs(dir, &error)) return harness("cannot create " + dir + ": " + error);
-  // The build child may be nobody (root dropped) or the parent's uid (a user namespace maps its
-  // root there): either must write here, until seal() gives the directory back, read-only.
-  chmod(dir.c_str(), 0777);
-  // A module that calls load_inline is offered the precompiled torch/extension.h (its C++ unit
-  // then compiles in about 40% of the time). The child reads this record before its sandbox.
-  std::string module_text, pch_note;
-  const bool cuda = manifest.device == "cuda";
-  // CUDA modules too: with the light torch headers their nvcc unit takes about as long as main.cpp
-  // without the header (docs/modules.md, "Builds"), so both must shrink for a build to.
-  const bool inline_builds = build_internal::read_file(resolved, &module_text, &error) &&
-                             module_text.find("load_inline") != std::string::npos;
-  if (inline_builds) {
-    const nlohmann::json headers = offered_pch_headers(cuda, &pch_note);
-    if (!headers.empty()) build_internal::write_file_atomic(dir + "/gauntlet-pch.json", nlohmann::json{{"headers", headers}}.dump());
-  }
+  FileLock lock(m.dir + ".lock", FileLock::Mode::Exclusive);
+  if (auto done = m.cached()) return *done;
+  if (auto done = m.prepare_dir()) return *done;
 
   // Python mode through the load too: a Python load has the builder's limit, not the gate's.
   struct PythonMode {
@@ -291,74 +408,8 @@ BuildResult build_python_module(const KernelManifest& manifest, Launcher& launch
     ~PythonMode() { l.set_python_module(was); }
   } python_mode{launcher, launcher.python_module()};
   launcher.set_python_module(true);
-  std::unique_ptr<WorkerSession> session = launcher.spawn(&error);
-  if (!session) return harness("cannot start the build child: " + error);
-  wire::LoadRequest req;
-  req.so_path = resolved;
-  const std::string cand = manifest.entry.empty() || manifest.entry == "forward" ? "ModelNew" : manifest.entry;
-  req.entry = python_load_entry(manifest, "build:" + cand);
-  req.device = manifest.device;
-  req.build_dir = dir;
-  Outcome o = session->load(req);
-  const std::string signature = o.kind == Outcome::Kind::Ok ? session->signature() : "";
-  session.reset();
-  b.seconds = seconds();
-  nlohmann::json out = {{"key", b.cache_key}, {"source", resolved}, {"seconds", b.seconds},
-                        {"gauntlet", GAUNTLET_VERSION_STRING}};
-  if (o.kind == Outcome::Kind::Ok) {
-    const nlohmann::json built = nlohmann::json::parse(signature, nullptr, false);
-    if (!built.is_object() || !built.contains("extensions") || !built["extensions"].is_array())
-      return harness("the build child's record is malformed (" + signature.substr(0, 120) + ")");
-    // What the child says it built must be on this side of its sandbox.
-    for (const auto& e : built["extensions"])
-      if (e.is_object() && e.contains("file") && e["file"].is_string() && access(e["file"].get<std::string>().c_str(), R_OK) != 0)
-        return harness("the build child reported " + e["file"].get<std::string>() + ", which is not there");
-    out["extensions"] = built["extensions"];
-    out["torch"] = built.value("torch", "");
-    if (!pch_note.empty()) out["pch_note"] = pch_note;
-    if (!build_internal::write_file_atomic(dir + "/" + kRecord, out.dump(1)))
-      return harness("cannot write " + dir + "/" + kRecord);
-    seal(dir);
-    b.module_dir = dir;
-    if (inline_builds) build_wanted_pch_variants(cuda, built.value("pch_wanted", nlohmann::json::array()));
-    return b;
-  }
-  if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build call failed", 0) == 0) {
-    const size_t nl = o.message.find('\n');  // the module's own fault, but not cached: no compiler ran
-    b.ok = false;
-    b.error = o.message.substr(0, nl);
-    b.log_head = nl == std::string::npos ? "" : o.message.substr(nl + 1);
-    std::filesystem::remove_all(dir, ec);
-    return b;
-  }
-  if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build failed", 0) == 0) {
-    const size_t nl = o.message.find('\n');
-    b.ok = false;
-    b.error = o.message.substr(0, nl);
-    b.log_head = nl == std::string::npos ? "" : o.message.substr(nl + 1);
-    out["error"] = b.error;
-    out["log_head"] = b.log_head;
-    build_internal::write_file_atomic(dir + "/" + kFailure, out.dump(1));
-    seal(dir);
-    return b;
-  }
-  if (o.kind == Outcome::Kind::TimedOut) {
-    b.ok = false;
-    b.timed_out = true;  // not cached: a slow machine, or a larger --build-timeout, may finish it
-    b.error = "its import and build ran past --build-timeout (" +
-              std::to_string(launcher.options().module_load_seconds) + " s): " + o.message;
-    std::filesystem::remove_all(dir, ec);
-    return b;
-  }
-  if (o.kind == Outcome::Kind::HarnessError) {
-    std::filesystem::remove_all(dir, ec);
-    return harness(o.message);
-  }
-  // The module raised while imported or constructed, for a reason other than a build: no record,
-  // so its gate children load it without prebuilt extensions and each reports the load-error.
-  std::filesystem::remove_all(dir, ec);
-  b.module_dir.clear();
-  return b;
+  if (auto done = m.load_in_build_child()) return *done;
+  return m.record_outcome();
 }
 
 }  // namespace gauntlet

@@ -50,6 +50,153 @@ double allowed_error(DType dtype, const Tolerance& tol, double ref, double scale
   return tol.ulps * one_ulp + tol.c * u * std::sqrt(double(std::max<int64_t>(K, 1))) * s;
 }
 
+namespace {
+
+// Whether the reference proves nothing about the kernel: all zero, or constant over several
+// elements (a single nonzero element is still evidence).
+bool reference_is_vacuous(DType dtype, const double* r, int64_t n) {
+  bool constant = true;
+  double first = n ? num::round_to(dtype, r[0]) : 0;
+  for (int64_t i = 1; i < n && constant; ++i) {
+    double v = num::round_to(dtype, r[i]);
+    if (!(v == first || (std::isnan(v) && std::isnan(first)))) constant = false;
+  }
+  bool all_zero = true;
+  for (int64_t i = 0; i < n && all_zero; ++i) all_zero = r[i] == 0;
+  return n == 0 || all_zero || (n > 1 && constant);
+}
+
+// One chunk's counts and its worst element.
+struct Partial {
+  int64_t bad = 0, nonfinite_mismatch = 0, unjudged = 0, worst_index = -1;
+  double worst_ratio = -1, got = 0, expected = 0, error = 0, allowed = 0;
+};
+
+// What every element's verdict needs. The mode's strings are compared once, not per element.
+struct ElementRule {
+  enum class Mode { Exact, Ulp, Bound };
+  DType dtype;
+  const Tolerance& tol;
+  const JudgeOptions& options;
+  num::DTypeLimits lim = num::limits(dtype);
+  Mode mode = tol.mode == "exact" ? Mode::Exact : tol.mode == "ulp" ? Mode::Ulp : Mode::Bound;
+  bool envelope = tol.mode == "module-envelope";
+  // allowed_error's accumulation term without its per-element string work: the same operations
+  // in the same order, so the same doubles.
+  double accumulation;
+  double overflow_step = num::ulp_at(dtype, lim.max_finite);
+
+  ElementRule(DType d, const Tolerance& t, int64_t K, const JudgeOptions& opts)
+      : dtype(d), tol(t), options(opts),
+        accumulation(t.c * unit_roundoff_of(t.accumulator) * std::sqrt(double(std::max<int64_t>(K, 1)))) {}
+
+  // Judges element i (kernel value o[i], reference r[i], scale s[i] when s) into chunk q.
+  void judge(int64_t i, const double* o, const double* r, const double* s, Partial& q) const {
+    // The module oracle's envelope leaves elements unjudged (an infinite scale) where the
+    // framework's own Model in this dtype has no answer (docs/modules.md, "module-envelope").
+    if (s && envelope && std::isinf(s[i])) {
+      ++q.unjudged;
+      return;
+    }
+    const double want = num::round_to(dtype, r[i]);
+    const double got = o[i];
+    bool bad = false;
+    double err = 0, allowed = 0;
+    if (std::isnan(want) || std::isnan(got)) {
+      bad = std::isnan(want) != std::isnan(got);
+      if (bad) ++q.nonfinite_mismatch;
+      err = bad ? INFINITY : 0;
+    } else if (std::isinf(got) && std::isinf(want)) {
+      bad = (got > 0) != (want > 0);
+      if (bad) ++q.nonfinite_mismatch;
+      err = bad ? INFINITY : 0;
+    } else if (mode == Mode::Exact) {
+      bad = got != want && !(got == 0 && want == 0);
+      err = std::fabs(got - want);
+    } else if (mode == Mode::Ulp) {
+      const uint64_t d = num::ulp_distance(dtype, got, want);
+      err = double(d);
+      allowed = tol.ulps;
+      bad = err > allowed;
+      if (bad && std::isinf(got)) ++q.nonfinite_mismatch;
+    } else {
+      // Overflow: an infinite output counts as one step past max_finite (IEEE's threshold), so a
+      // result that legitimately rounded to inf is not measured as infinitely far away.
+      const double g = std::isinf(got) ? std::copysign(lim.max_finite + overflow_step, got) : got;
+      const double w = std::isinf(r[i]) ? std::copysign(lim.max_finite + overflow_step, r[i]) : r[i];
+      err = std::fabs(g - w);
+      // allowed_error(dtype, tol, r[i], scale, K) for a reduction-style mode:
+      const double one_ulp = num::ulp_at(dtype, std::isfinite(want) ? want : lim.max_finite);
+      const double scale = s ? s[i] : NAN;
+      allowed = tol.ulps * one_ulp + accumulation * (std::isfinite(scale) ? scale : std::fabs(r[i]));
+      bad = !(err <= allowed);
+      if (bad && std::isinf(got) != std::isinf(want)) ++q.nonfinite_mismatch;
+    }
+    if (bad && options.defer_subnormal_range && std::isfinite(got) && std::isfinite(want) &&
+        std::fabs(got) < lim.min_normal && std::fabs(want) < lim.min_normal)
+      bad = false;
+    if (!bad) return;
+    ++q.bad;
+    const double ratio = std::isinf(err) ? INFINITY : (allowed > 0 ? err / allowed : err + 1);
+    if (ratio > q.worst_ratio) {
+      q.worst_ratio = ratio;
+      q.worst_index = i;
+      q.got = got;
+      q.expected = want;
+      q.error = err;
+      q.allowed = allowed;
+    }
+  }
+};
+
+// Every element's verdict is a pure function of its own values, so chunks are judged in parallel
+// and merged in index order (merge_partials).
+std::vector<Partial> judge_chunks(const ElementRule& rule, const double* o, const double* r, const double* s,
+                                  int64_t n) {
+  constexpr int64_t kChunk = int64_t(1) << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<Partial> partials(size_t(std::max<int64_t>(chunks, 0)));
+  at::parallel_for(0, chunks, 1, [&](int64_t first_chunk, int64_t last_chunk) {
+    for (int64_t chunk = first_chunk; chunk < last_chunk; ++chunk) {
+      Partial& q = partials[size_t(chunk)];
+      for (int64_t i = chunk * kChunk, stop = std::min(n, i + kChunk); i < stop; ++i) rule.judge(i, o, r, s, q);
+    }
+  });
+  return partials;
+}
+
+// The counts summed, and the worst element the first of the largest ratio, as a serial loop finds it.
+void merge_partials(const std::vector<Partial>& partials, Judgement* j) {
+  double worst_ratio = -1;
+  for (const Partial& q : partials) {
+    j->bad += q.bad;
+    j->nonfinite_mismatch += q.nonfinite_mismatch;
+    j->unjudged += q.unjudged;
+    if (q.worst_index >= 0 && q.worst_ratio > worst_ratio) {
+      worst_ratio = q.worst_ratio;
+      j->worst_index = q.worst_index;
+      j->got = q.got;
+      j->expected = q.expected;
+      j->error = q.error;
+      j->allowed = q.allowed;
+    }
+  }
+}
+
+// The one line of evidence for a failed output: its worst element, and how many were out of tolerance.
+std::string failure_message(const std::string& output_name, at::IntArrayRef sizes, const Judgement& j,
+                            DType dtype, const Tolerance& tol, int64_t n) {
+  std::string where = output_name + index_text(sizes, j.worst_index);
+  std::string unit = tol.mode == "ulp" ? " ulp" : "";
+  std::string message = where + ": got " + fmt(j.got) + ", expected " + fmt(j.expected) + " (" + dtype_name(dtype) +
+                        ", " + tol.mode + " tolerance: error " + fmt(j.error) + unit + " > allowed " + fmt(j.allowed) +
+                        unit + "); " + std::to_string(j.bad) + " of " + std::to_string(n) + " elements out of tolerance";
+  if (j.nonfinite_mismatch) message += ", " + std::to_string(j.nonfinite_mismatch) + " NaN/Inf mismatches";
+  return message;
+}
+
+}  // namespace
+
 Judgement judge_output(const std::string& output_name, const at::Tensor& out_in, const at::Tensor& ref_in,
                        const at::Tensor& scale_in, DType dtype, const Tolerance& tol, int64_t K,
                        const JudgeOptions& options) {
@@ -66,122 +213,11 @@ Judgement judge_output(const std::string& output_name, const at::Tensor& out_in,
   const double* r = ref.data_ptr<double>();
   const double* s = scale.defined() ? scale.data_ptr<double>() : nullptr;
   const int64_t n = ref.numel();
-  const num::DTypeLimits lim = num::limits(dtype);
   j.checked = n;
-
-  // Vacuity: a reference that is all zero, or constant over several elements, proves nothing about
-  // the kernel (a single nonzero element is still evidence).
-  bool constant = true;
-  double first = n ? num::round_to(dtype, r[0]) : 0;
-  for (int64_t i = 1; i < n && constant; ++i) {
-    double v = num::round_to(dtype, r[i]);
-    if (!(v == first || (std::isnan(v) && std::isnan(first)))) constant = false;
-  }
-  bool all_zero = true;
-  for (int64_t i = 0; i < n && all_zero; ++i) all_zero = r[i] == 0;
-  j.vacuous = n == 0 || all_zero || (n > 1 && constant);
-
-  // The mode's strings are compared once, not per element. Every element's verdict is a pure
-  // function of its own values, so chunks are judged in parallel and merged in index order: the
-  // worst element is the first of the largest ratio, as a serial loop finds it.
-  enum class Mode { Exact, Ulp, Bound };
-  const Mode mode = tol.mode == "exact" ? Mode::Exact : tol.mode == "ulp" ? Mode::Ulp : Mode::Bound;
-  const bool envelope = tol.mode == "module-envelope";
-  // allowed_error's accumulation term without its per-element string work: the same operations
-  // in the same order, so the same doubles.
-  const double accumulation = tol.c * unit_roundoff_of(tol.accumulator) * std::sqrt(double(std::max<int64_t>(K, 1)));
-  const double overflow_step = num::ulp_at(dtype, lim.max_finite);
-  struct Partial {
-    int64_t bad = 0, nonfinite_mismatch = 0, unjudged = 0, worst_index = -1;
-    double worst_ratio = -1, got = 0, expected = 0, error = 0, allowed = 0;
-  };
-  constexpr int64_t kChunk = int64_t(1) << 16;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<Partial> partials(size_t(std::max<int64_t>(chunks, 0)));
-  at::parallel_for(0, chunks, 1, [&](int64_t first_chunk, int64_t last_chunk) {
-    for (int64_t chunk = first_chunk; chunk < last_chunk; ++chunk) {
-      Partial& q = partials[size_t(chunk)];
-      for (int64_t i = chunk * kChunk, stop = std::min(n, i + kChunk); i < stop; ++i) {
-        // The module oracle's envelope leaves elements unjudged (an infinite scale) where the
-        // framework's own Model in this dtype has no answer (docs/modules.md, "module-envelope").
-        if (s && envelope && std::isinf(s[i])) {
-          ++q.unjudged;
-          continue;
-        }
-        const double want = num::round_to(dtype, r[i]);
-        const double got = o[i];
-        bool bad = false;
-        double err = 0, allowed = 0;
-        if (std::isnan(want) || std::isnan(got)) {
-          bad = std::isnan(want) != std::isnan(got);
-          if (bad) ++q.nonfinite_mismatch;
-          err = bad ? INFINITY : 0;
-        } else if (std::isinf(got) && std::isinf(want)) {
-          bad = (got > 0) != (want > 0);
-          if (bad) ++q.nonfinite_mismatch;
-          err = bad ? INFINITY : 0;
-        } else if (mode == Mode::Exact) {
-          bad = got != want && !(got == 0 && want == 0);
-          err = std::fabs(got - want);
-        } else if (mode == Mode::Ulp) {
-          const uint64_t d = num::ulp_distance(dtype, got, want);
-          err = double(d);
-          allowed = tol.ulps;
-          bad = err > allowed;
-          if (bad && std::isinf(got)) ++q.nonfinite_mismatch;
-        } else {
-          // Overflow: an infinite output counts as one step past max_finite (IEEE's threshold), so a
-          // result that legitimately rounded to inf is not measured as infinitely far away.
-          const double g = std::isinf(got) ? std::copysign(lim.max_finite + overflow_step, got) : got;
-          const double w = std::isinf(r[i]) ? std::copysign(lim.max_finite + overflow_step, r[i]) : r[i];
-          err = std::fabs(g - w);
-          // allowed_error(dtype, tol, r[i], scale, K) for a reduction-style mode:
-          const double one_ulp = num::ulp_at(dtype, std::isfinite(want) ? want : lim.max_finite);
-          const double scale = s ? s[i] : NAN;
-          allowed = tol.ulps * one_ulp + accumulation * (std::isfinite(scale) ? scale : std::fabs(r[i]));
-          bad = !(err <= allowed);
-          if (bad && std::isinf(got) != std::isinf(want)) ++q.nonfinite_mismatch;
-        }
-        if (bad && options.defer_subnormal_range && std::isfinite(got) && std::isfinite(want) &&
-            std::fabs(got) < lim.min_normal && std::fabs(want) < lim.min_normal)
-          bad = false;
-        if (!bad) continue;
-        ++q.bad;
-        const double ratio = std::isinf(err) ? INFINITY : (allowed > 0 ? err / allowed : err + 1);
-        if (ratio > q.worst_ratio) {
-          q.worst_ratio = ratio;
-          q.worst_index = i;
-          q.got = got;
-          q.expected = want;
-          q.error = err;
-          q.allowed = allowed;
-        }
-      }
-    }
-  });
-  double worst_ratio = -1;
-  for (const Partial& q : partials) {
-    j.bad += q.bad;
-    j.nonfinite_mismatch += q.nonfinite_mismatch;
-    j.unjudged += q.unjudged;
-    if (q.worst_index >= 0 && q.worst_ratio > worst_ratio) {
-      worst_ratio = q.worst_ratio;
-      j.worst_index = q.worst_index;
-      j.got = q.got;
-      j.expected = q.expected;
-      j.error = q.error;
-      j.allowed = q.allowed;
-    }
-  }
+  j.vacuous = reference_is_vacuous(dtype, r, n);
+  merge_partials(judge_chunks(ElementRule(dtype, tol, K, options), o, r, s, n), &j);
   j.pass = j.bad == 0;
-  if (!j.pass) {
-    std::string where = output_name + index_text(ref_in.sizes(), j.worst_index);
-    std::string unit = tol.mode == "ulp" ? " ulp" : "";
-    j.message = where + ": got " + fmt(j.got) + ", expected " + fmt(j.expected) + " (" + dtype_name(dtype) +
-                ", " + tol.mode + " tolerance: error " + fmt(j.error) + unit + " > allowed " + fmt(j.allowed) +
-                unit + "); " + std::to_string(j.bad) + " of " + std::to_string(n) + " elements out of tolerance";
-    if (j.nonfinite_mismatch) j.message += ", " + std::to_string(j.nonfinite_mismatch) + " NaN/Inf mismatches";
-  }
+  if (!j.pass) j.message = failure_message(output_name, ref_in.sizes(), j, dtype, tol, n);
   return j;
 }
 

@@ -5,8 +5,10 @@
 #include <rapidcheck.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
+#include "gauntlet/common/numerics.h"
 #include "gauntlet/common/rng.h"
 
 namespace gauntlet {
@@ -156,5 +158,40 @@ std::map<std::string, int64_t> pick_dims(const CaseSpace& space,
 int64_t pick_index(int64_t n) { return n <= 1 ? 0 : *rc::gen::inRange<int64_t>(0, n); }
 
 uint64_t pick_seed() { return *rc::gen::noShrink(rc::gen::arbitrary<uint64_t>()); }
+
+int64_t draw_uniform(int64_t n) { return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n)); }
+
+AttrMap draw_attrs(const CaseSpace& space, size_t alt) {
+  const OpSchema& schema = space.schema();
+  AttrMap attrs;
+  for (const AttrSpec& a : schema.attributes) {
+    auto fixed = space.manifest().attrs.find(a.name);
+    if (fixed != space.manifest().attrs.end()) {
+      attrs[a.name] = fixed->second;
+    } else if (!a.dim_of.empty()) {
+      const InputSpec* in = schema.input(a.dim_of);
+      const size_t rank = !in || in->shapes.empty() ? 1 : in->shapes[in == &schema.inputs[0] ? alt : 0].size();
+      const int64_t pick = draw_uniform(int64_t(rank) + 1);  // -1 first (the shrink target), then 0..rank-1
+      attrs[a.name] = pick == 0 ? int64_t(-1) : pick - 1;
+    } else if (!a.values.empty()) {
+      attrs[a.name] = a.values[size_t(draw_uniform(int64_t(a.values.size())))];
+    } else {
+      attrs[a.name] = a.default_value;
+    }
+  }
+  return attrs;
+}
+
+DType most_precise(const std::vector<DType>& dtypes) {
+  return *std::max_element(dtypes.begin(), dtypes.end(), [](DType x, DType y) {
+    return num::limits(x).mantissa_bits < num::limits(y).mantissa_bits;
+  });
+}
+
+DType draw_precise_dtype(const std::vector<DType>& dtypes) {
+  const DType widest = most_precise(dtypes);
+  const size_t k = size_t(draw_uniform(2 * int64_t(dtypes.size())));  // indices n..2n-1: the widest
+  return k < dtypes.size() ? dtypes[k] : widest;
+}
 
 }  // namespace gauntlet

@@ -20,6 +20,7 @@
 #include "gauntlet/common/interrupt.h"
 #include "gauntlet/kernelbench/kernelbench.h"
 #include "crash_report.h"
+#include "kernel_flags.h"
 #include "gauntlet/oracle/oracle.h"
 #include "gauntlet/run/replay.h"
 #include "gauntlet/report/report_command.h"
@@ -57,172 +58,6 @@ const CLI::Validator kSomeGate(
 int fail_usage(const std::string& msg) {
   std::fprintf(stderr, "gauntlet: error: %s\n", msg.c_str());
   return 2;
-}
-
-struct VerifyFlags {
-  std::string kernel, op, source, entry, device, dtypes, json_path, memory = "4G", gates, replay_dir = "gauntlet-out/replays";
-  std::string junit_path;
-  std::vector<std::string> attrs;
-  std::string layouts;                  // --layouts a,b
-  std::vector<std::string> equal_dims;  // --equal-dims M,K,N (repeatable)
-  std::vector<std::string> ranks;       // --rank x=2 or x=2,3 (repeatable)
-  bool allow_unsafe = false;
-  uint64_t seed = 0;
-  int timeout = 60, budget = 1, gpu = 0, jobs = 0, gpu_jobs = 4, oracle_threads = 0, build_timeout = 600;
-  double gpu_turn_bound = 1.0;
-  bool seed_given = false, no_zygote = false, quiet = false, dtypes_given = false, entry_given = false;
-};
-
-std::vector<std::string> split_commas(const std::string& s);
-
-// Builds the manifest from a kernel.json, or from --op/--kernel flags (flags override the file).
-std::optional<KernelManifest> manifest_from_flags(const VerifyFlags& f, std::string* error) {
-  KernelManifest m;
-  std::string source = f.source;
-  const bool is_json = f.kernel.size() > 5 && f.kernel.substr(f.kernel.size() - 5) == ".json";
-  if (!f.kernel.empty() && is_json) {
-    auto loaded = load_manifest(f.kernel, error);
-    if (!loaded) return std::nullopt;
-    m = *loaded;
-    // A flag that contradicts the manifest would verify another contract than the file declares.
-    if (!f.op.empty() && f.op != m.op)
-      return (*error = "--op " + f.op + " contradicts " + f.kernel + "'s op '" + m.op + "': give one of them", std::nullopt);
-  } else if (!f.kernel.empty()) {
-    source = f.kernel;
-  }
-  // A Python module without --op: its KernelBench problem's schema when mapped, else its own Model
-  // as the oracle (op "module"; docs/modules.md).
-  if (f.op.empty() && m.op.empty() && is_python_module(KernelManifest{"", source})) {
-    auto found = kernelbench::manifest_for_module_file(source, error);
-    if (!found) return std::nullopt;
-    m = *found;
-  }
-  if (!source.empty()) m.source = source;
-  if (!f.op.empty()) m.op = f.op;
-  if (f.entry_given && !is_entry_name(f.entry)) return (*error = "--entry '" + f.entry + "' " + kEntryNameRule, std::nullopt);
-  if (!f.entry.empty()) m.entry = f.entry;
-  if (!f.device.empty()) m.device = f.device;
-  if (m.op.empty()) return (*error = "no op: give a kernel.json or --op OP", std::nullopt);
-  if (m.source.empty()) return (*error = "no kernel: give a kernel.json, a source file, or --kernel FILE", std::nullopt);
-  if (m.device != "cpu" && m.device != "cuda") return (*error = "--device must be cpu or cuda", std::nullopt);
-  // The source is bad input, not a build error of the kernel's, when it is not a readable file.
-  struct stat st {};
-  const std::string where = m.manifest_path.empty() ? "the kernel source " : m.manifest_path + ": field 'source': ";
-  if (stat(m.source.c_str(), &st) != 0) return (*error = where + m.source + ": no such file", std::nullopt);
-  if (S_ISDIR(st.st_mode)) return (*error = where + m.source + ": a directory, not a source file", std::nullopt);
-  if (access(m.source.c_str(), R_OK) != 0) return (*error = where + m.source + ": not readable", std::nullopt);
-  if (f.dtypes_given && f.dtypes.find_first_not_of(" ,") == std::string::npos)
-    return (*error = "--dtypes '" + f.dtypes + "' names no dtype: give at least one (e.g. float32,float16)", std::nullopt);
-  if (!f.dtypes.empty()) {
-    m.dtypes.clear();
-    std::string rest = f.dtypes;
-    while (!rest.empty()) {
-      std::string name = rest.substr(0, rest.find(','));
-      rest = rest.find(',') == std::string::npos ? "" : rest.substr(rest.find(',') + 1);
-      auto d = dtype_from_name(name);
-      if (!d) return (*error = "unknown dtype '" + name + "'", std::nullopt);
-      m.dtypes.push_back(*d);
-    }
-  }
-  for (const std::string& kv : f.attrs) {
-    std::string key;
-    AttrValue v;
-    if (!parse_attr_flag(kv, &key, &v, error)) return std::nullopt;
-    m.attrs[key] = v;
-    m.flag_fields.push_back("attrs/" + key);
-  }
-  if (!f.attrs.empty()) m.flag_fields.push_back("attrs");
-  if (!f.layouts.empty()) {
-    m.layouts.clear();
-    for (const std::string& l : split_commas(f.layouts)) {
-      if (!is_layout_name(l)) return (*error = "--layouts: unknown layout '" + l + "' (" + kLayoutNames + ")", std::nullopt);
-      m.layouts.push_back(l);
-    }
-    m.flag_fields.push_back("layouts");
-  }
-  for (const std::string& g : f.equal_dims) {
-    std::vector<std::string> group = split_commas(g);
-    if (group.size() < 2) return (*error = "--equal-dims '" + g + "': name at least two dims, e.g. M,K,N", std::nullopt);
-    m.equal_dims.push_back(group);
-    m.flag_fields.push_back("equal_dims");
-  }
-  for (const std::string& r : f.ranks) {
-    const size_t eq = r.find('=');
-    std::vector<int64_t> ranks;
-    if (eq != std::string::npos && eq > 0)
-      for (const std::string& v : split_commas(r.substr(eq + 1))) {
-        if (v.empty() || v.size() > 1 || v[0] < '0' || v[0] > '8') {
-          ranks.clear();
-          break;
-        }
-        ranks.push_back(v[0] - '0');
-      }
-    if (ranks.empty()) return (*error = "--rank '" + r + "': expected input=rank[,rank...] with ranks 0..8, e.g. x=2", std::nullopt);
-    m.ranks[r.substr(0, eq)] = ranks;
-    m.flag_fields.push_back("ranks/" + r.substr(0, eq));
-  }
-  if (!f.op.empty()) m.flag_fields.push_back("op");
-  if (!f.dtypes.empty()) m.flag_fields.push_back("dtypes");
-  return m;
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size() && !s.empty()) {
-    size_t end = s.find(',', start);
-    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return out;
-}
-
-// --jobs: gate processes at once; 0 (the default) is one per online CPU, at most the twelve gates.
-int gate_jobs(int flag) {
-  if (flag > 0) return flag;
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return int(std::clamp<long>(cpus, 1, 12));
-}
-
-// Below this no worker process loads LibTorch and a kernel: a smaller --memory-limit would make
-// every correct kernel fail to load, so it is refused as a usage error.
-constexpr int64_t kMinMemoryLimit = int64_t(128) << 20;
-
-// "" when failing cases can be written under `dir` (an existing writable directory, or a path
-// whose nearest existing ancestor is one); else why not. Checked before anything runs, so that a
-// failure never goes without its replay file.
-std::string replay_dir_problem(const std::string& dir, const std::string& flag = "--replay-dir") {
-  if (dir.empty()) return flag + " is empty";
-  std::string p = dir;
-  struct stat st {};
-  while (stat(p.c_str(), &st) != 0) {
-    const size_t slash = p.find_last_of('/', p.size() > 1 ? p.size() - 2 : 0);
-    if (slash == std::string::npos) { p = "."; continue; }
-    p = slash == 0 ? "/" : p.substr(0, slash);
-  }
-  if (!S_ISDIR(st.st_mode))
-    return flag + " " + dir + ": " + (p == dir ? "not a directory" : p + " is not a directory");
-  if (access(p.c_str(), W_OK | X_OK) != 0) return flag + " " + dir + ": " + p + " is not writable";
-  return "";
-}
-
-SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
-  SandboxOptions s;
-  s.timeout_seconds = f.timeout;
-  s.memory_limit_bytes = parse_size(f.memory);
-  if (s.memory_limit_bytes <= 0) *error = "--memory-limit: '" + f.memory + "' is not a size like 512M or 4G";
-  else if (s.memory_limit_bytes < kMinMemoryLimit)
-    *error = "--memory-limit " + f.memory + " is below " + std::to_string(kMinMemoryLimit >> 20) +
-             "M: no worker loads a kernel and LibTorch in less";
-  if (f.timeout <= 0) *error = "--timeout must be a positive number of seconds";
-  s.use_zygote = !f.no_zygote;
-  s.gpu_index = f.gpu;
-  s.reference_threads = f.oracle_threads;
-  s.module_load_seconds = f.build_timeout;
-  s.gpu_turn_bound_seconds = f.gpu_turn_bound;
-  if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
-  return s;
 }
 
 int run_verify(const VerifyFlags& f) {
@@ -380,24 +215,6 @@ int run_merge(const std::vector<std::string>& inputs, const std::string& output)
   return 0;
 }
 
-void add_kernel_flags(CLI::App* c, VerifyFlags& f) {
-  // Upper case: CLI11 2.4 (Ubuntu 24.04) refuses a positional named like the --kernel option.
-  c->add_option("KERNEL", f.kernel, "kernel.json manifest, or a kernel source file (with --op)");
-  c->add_option("--op", f.op, "op schema name (e.g. softmax)");
-  c->add_option("--kernel", f.source, "kernel source file (.cpp or .cu)");
-  c->add_option("--entry", f.entry, "entry function name (default: forward)")->each([&f](const std::string&) { f.entry_given = true; });
-  c->add_option("--device", f.device, "cpu or cuda (default: cpu)");
-  c->add_option("--dtypes", f.dtypes, "comma-separated dtypes the kernel supports")->each([&f](const std::string&) { f.dtypes_given = true; });
-  c->add_option("--attr", f.attrs, "fixed attribute value, name=value (repeatable)");
-  c->add_option("--layouts", f.layouts, "comma-separated input layouts the kernel accepts (e.g. contiguous); others must be refused or right");
-  c->add_option("--equal-dims", f.equal_dims, "dims the kernel needs equal, e.g. M,K,N for a square-only matmul (repeatable)");
-  c->add_option("--rank", f.ranks, "ranks an input may have, input=rank[,rank] (repeatable)");
-  c->add_option("--timeout", f.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
-  c->add_option("--memory-limit", f.memory, "host memory per gate process, e.g. 512M, 4G (default 4G)");
-  c->add_option("--gpu", f.gpu, "index of the GPU a CUDA kernel's children use (default 0)");
-  c->add_flag("--no-zygote", f.no_zygote, "fork+exec a fresh worker per gate instead of forking the zygote");
-}
-
 constexpr const char* kGpuTurnBoundHelp =
     "seconds a CUDA child's request keeps the GPU to itself; past it the GPU is shared with the next child, so a "
     "slow or spinning kernel cannot stall the others (default 1; 0: no bound)";
@@ -406,6 +223,175 @@ constexpr const char* kBuildTimeoutHelp =
 constexpr const char* kOracleThreadsHelp =
     "threads of an unmapped module's float64 reference child (default: the CPUs, shared among the kernels in flight)";
 
+// Every subcommand's flags, and the subcommand CLI11 parsed (one of them).
+struct Commands {
+  VerifyFlags vf;  // verify
+  VerifyFlags kf;  // kbcheck
+  SelftestOptions st;
+  VerifyFlags sf;  // selftest
+  AuditOptions ao;
+  AuditFlags af;
+  std::vector<std::string> merge_inputs;
+  std::string merge_output;
+  ReportOptions rpo;
+  ReplayOptions ro;
+  VerifyFlags rf;  // replay
+  std::string schema_action;
+  std::vector<std::string> schema_args;
+  CLI::App *verify = nullptr, *kbcheck = nullptr, *selftest = nullptr, *audit = nullptr, *merge = nullptr,
+           *report = nullptr, *replay = nullptr, *schemas = nullptr;
+  Commands() { ao.verify.seed = 1; }  // fixed, so that a rerun (and every shard) continues the same audit
+};
+
+// verify: one kernel through the gates
+void add_verify_command(CLI::App& app, Commands& c) {
+  CLI::App* verify = c.verify = app.add_subcommand("verify", "run the gates on one kernel");
+  add_kernel_flags(verify, c.vf);
+  verify->add_option("--seed", c.vf.seed, "master seed (default: random, printed)")->check(kSeedValidator)->each([&](const std::string&) { c.vf.seed_given = true; });
+  verify->add_option("--json", c.vf.json_path, "write the per-kernel JSON report here");
+  verify->add_option("--junit", c.vf.junit_path, "write JUnit XML here: a test case per gate, failures with the replay command");
+  verify->add_option("--budget", c.vf.budget, "case-budget multiplier for deeper runs (default 1)")->check(CLI::Range(1, 1000));
+  verify->add_option("--gates", c.vf.gates, "comma-separated subset of gates to run")->check(kSomeGate);
+  verify->add_option("--replay-dir", c.vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
+  verify->add_flag("--quiet", c.vf.quiet, "no progress lines on stderr");
+  verify->add_flag("--allow-unsafe", c.vf.allow_unsafe,
+                   "exit 0 for an unsafe kernel (right inside its declared contract, wrong or crashing outside it)");
+  verify->add_option("--oracle-threads", c.vf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
+  verify->add_option("--build-timeout", c.vf.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
+  verify->add_option("--jobs,-j", c.vf.jobs, "gate processes at once (default: one per CPU, at most 12; timing always runs alone)")
+      ->check(CLI::Range(1, 256));
+  verify->add_option("--gpu-jobs", c.vf.gpu_jobs, "gate processes in flight for a CUDA kernel: they start side by side and take turns executing on the GPU (default 4)")
+      ->check(CLI::Range(1, 64));
+  verify->add_option("--gpu-turn-bound", c.vf.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
+}
+
+// kbcheck: the field's standard check alone
+void add_kbcheck_command(CLI::App& app, Commands& c) {
+  CLI::App* kb = c.kbcheck = app.add_subcommand("kbcheck", "the field's standard check, for comparison: KernelBench's own for a Python module (5 trials of get_inputs()), else 5 U[0,1) trials at one shape; allclose 1e-2");
+  add_kernel_flags(kb, c.kf);
+}
+
+// selftest: the bundled corpus against its declared verdicts
+void add_selftest_command(CLI::App& app, Commands& c) {
+  CLI::App* selftest = c.selftest = app.add_subcommand("selftest", "run the corpus' planted bugs and controls and check each verdict");
+  selftest->add_option("--corpus", c.st.corpus_dir, "corpus directory (default: the bundled corpus)");
+  selftest->add_option("--filter", c.st.filter, "only kernels whose manifest path contains this");
+  selftest->add_option("--seed", c.st.seed, "master seed (default 1)")->check(kSeedValidator);
+  selftest->add_option("--json", c.st.json_path, "write every kernel's report as a JSON array");
+  selftest->add_flag("--no-kbcheck", [&](int64_t) { c.st.kbcheck = false; }, "skip the KernelBench-style comparison");
+  selftest->add_option("--timeout", c.sf.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
+  selftest->add_option("--memory-limit", c.sf.memory, "host memory per gate process (default 4G)");
+  selftest->add_flag("--no-zygote", c.sf.no_zygote, "fork+exec a fresh worker per gate");
+  selftest->add_option("--jobs,-j", c.sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
+  selftest->add_option("--gpu-jobs", c.sf.gpu_jobs, "gate processes in flight for a CUDA kernel, taking turns on the GPU (default 4)")->check(CLI::Range(1, 64));
+  selftest->add_option("--gpu-turn-bound", c.sf.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
+}
+
+// audit: a corpus into the results database
+void add_audit_command(CLI::App& app, Commands& c) {
+  CLI::App* audit = c.audit = app.add_subcommand("audit", "verify a corpus into a resumable SQLite database (parallel, shardable)");
+  audit->add_option("PATH", c.ao.path, "a folder of kernel.json manifests and KernelBench modules, a manifest, a .py or a .jsonl")->required();
+  audit->add_option("--db", c.ao.db_path, "results database; rerun with the same one to continue (default gauntlet-audit.db)");
+  audit->add_option("--json", c.ao.json_path, "write a JSON array, one record per kernel in the verify --json format");
+  audit->add_option("--jobs,-j", c.af.v.jobs, "CPU gate processes at once, across kernels (default: one per CPU)")->check(CLI::Range(1, 256));
+  audit->add_option("--gpus", c.af.gpus, "GPU indices for CUDA kernels (default 0 when present)");
+  audit->add_option("--gpu-jobs", c.ao.gpu_lanes, "CUDA kernels in flight per GPU, each a lane of its own; their children execute on the GPU one at a time (default 4)")
+      ->check(CLI::Range(1, 64));
+  audit->add_option("--gpu-turn-bound", c.af.v.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
+  audit->add_option("--build-jobs", c.ao.build_jobs, "Python modules built at once, ahead of the lanes that verify them (default: one per CPU)")
+      ->check(CLI::Range(1, 256));
+  audit->add_option("--shard", c.af.shard, "i/n: audit only the i-th of n parts, split by kernel hash (default from Slurm/Kubernetes)");
+  audit->add_option("--shard-count", c.af.shard_count, "shards of a Kubernetes indexed job (JOB_COMPLETION_INDEX gives the index)")
+      ->check(CLI::Range(1, 1000000));
+  audit->add_option("--seed", c.ao.verify.seed, "master seed (default 1; part of the stored results' key)")->check(kSeedValidator);
+  audit->add_option("--budget", c.ao.verify.budget, "case-budget multiplier (default 1)")->check(CLI::Range(1, 1000));
+  audit->add_option("--gates", c.af.v.gates, "comma-separated subset of gates to run")->check(kSomeGate);
+  audit->add_option("--replay-dir", c.ao.verify.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
+  audit->add_option("--work-dir", c.ao.work_dir, "where the modules of JSONL inputs are written (default gauntlet-out/audit-work)");
+  audit->add_option("--timeout", c.af.v.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
+  audit->add_option("--memory-limit", c.af.v.memory, "host memory per gate process (default 4G)");
+  audit->add_flag("--no-zygote", c.af.v.no_zygote, "fork+exec a fresh worker per gate");
+  audit->add_option("--oracle-threads", c.af.v.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
+  audit->add_option("--build-timeout", c.af.v.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
+  audit->add_option("--progress-every", c.ao.progress_seconds, "seconds between progress lines when stderr is not a terminal (default 10)")
+      ->check(CLI::Range(1, 86400));
+  audit->add_flag("--standard-check,!--no-standard-check", c.ao.standard_check,
+                  "also run the field's standard check (KernelBench's for modules, kbcheck for manifests) and "
+                  "store its verdict beside gauntlet's (default on)");
+}
+
+// merge: audit databases into one
+void add_merge_command(CLI::App& app, Commands& c) {
+  CLI::App* merge = c.merge = app.add_subcommand("merge", "merge audit databases (a sharded audit's) into one");
+  merge->add_option("DB", c.merge_inputs, "results databases to merge")->required();
+  merge->add_option("-o,--output", c.merge_output, "the merged database (created, or added to)")->required();
+}
+
+// report: an audit's results as HTML, JUnit or JSON
+void add_report_command(CLI::App& app, Commands& c) {
+  CLI::App* report = c.report = app.add_subcommand("report", "an audit's results as one self-contained HTML page (plots, per-kernel table), JUnit XML or JSON");
+  report->add_option("DB", c.rpo.input, "results database (gauntlet audit), or a verify/selftest --json file")->required();
+  report->add_option("-o,--output", c.rpo.html_path, "the HTML page (default report.html, unless only --junit/--json are given)");
+  report->add_option("--junit", c.rpo.junit_path, "write JUnit XML: a testsuite per kernel, a testcase per gate");
+  report->add_option("--json", c.rpo.json_path, "write the records as a JSON array in the verify --json format ('-': stdout)");
+  report->add_option("--title", c.rpo.title, "the page's title (default 'gauntlet report')");
+}
+
+// replay: one stored case again
+void add_replay_command(CLI::App& app, Commands& c) {
+  CLI::App* replay = c.replay = app.add_subcommand("replay", "re-run a stored failing case: same verdict, same output bytes");
+  replay->add_option("file", c.ro.file, "replay file written by a failing gate")->required();
+  replay->add_option("--dump", c.ro.dump_dir, "write inputs, expected and actual values to this directory");
+  replay->add_option("--emit", c.ro.emit_dir,
+                     "write a standalone reproducer here: the case's input bytes, the float64 reference and a PyTorch "
+                     "script that runs the kernel and prints the first mismatch (needs no gauntlet)");
+  replay->add_option("--timeout", c.rf.timeout, "wall-clock seconds per case sent to the gate process (default 60)");
+  replay->add_option("--memory-limit", c.rf.memory, "host memory for the gate process (default 4G)");
+  replay->add_option("--oracle-threads", c.rf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
+  replay->add_option("--build-timeout", c.rf.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
+}
+
+// schemas: list, show, lint
+void add_schemas_command(CLI::App& app, Commands& c) {
+  CLI::App* schemas = c.schemas = app.add_subcommand("schemas", "list, show or lint the op schemas");
+  schemas->add_option("action", c.schema_action, "list | show OP | lint [FILE...]")->required();
+  schemas->add_option("args", c.schema_args, "op name or schema files");
+}
+
+// Runs the parsed subcommand; a harness exception is one line and exit 2.
+int run_command(Commands& c) {
+  try {
+    if (c.verify->parsed()) return run_verify(c.vf);
+    if (c.kbcheck->parsed()) return run_kbcheck(c.kf);
+    if (c.selftest->parsed()) {
+      std::string error;
+      SandboxOptions sopts = sandbox_from(c.sf, &error);
+      if (!error.empty()) return fail_usage(error);
+      Launcher launcher(sopts);
+      c.st.verify.jobs = gate_jobs(c.sf.jobs);
+      c.st.verify.gpu_jobs = c.sf.gpu_jobs;
+      return run_selftest(c.st, launcher, stdout);
+    }
+    if (c.audit->parsed()) return run_audit_command(c.ao, c.af);
+    if (c.merge->parsed()) return run_merge(c.merge_inputs, c.merge_output);
+    if (c.report->parsed()) return run_report(c.rpo, stdout);
+    if (c.replay->parsed()) {
+      std::string error;
+      SandboxOptions sopts = sandbox_from(c.rf, &error);
+      if (!error.empty()) return fail_usage(error);
+      if (!c.ro.dump_dir.empty())
+        if (std::string why = replay_dir_problem(c.ro.dump_dir, "--dump"); !why.empty()) return fail_usage(why);
+      Launcher launcher(sopts);
+      return run_replay(c.ro, launcher, stdout);
+    }
+    if (c.schemas->parsed()) return run_schemas(c.schema_action, c.schema_args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gauntlet: harness error: %s\n", e.what());
+    return 2;
+  }
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -413,112 +399,15 @@ int main(int argc, char** argv) {
   CLI::App app{"gauntlet: adversarial correctness verifier and fuzzer for GPU kernels"};
   app.set_version_flag("--version", std::string("gauntlet ") + GAUNTLET_VERSION_STRING);
   app.require_subcommand(1);
-
-  VerifyFlags vf;
-  CLI::App* verify = app.add_subcommand("verify", "run the gates on one kernel");
-  add_kernel_flags(verify, vf);
-  verify->add_option("--seed", vf.seed, "master seed (default: random, printed)")->check(kSeedValidator)->each([&](const std::string&) { vf.seed_given = true; });
-  verify->add_option("--json", vf.json_path, "write the per-kernel JSON report here");
-  verify->add_option("--junit", vf.junit_path, "write JUnit XML here: a test case per gate, failures with the replay command");
-  verify->add_option("--budget", vf.budget, "case-budget multiplier for deeper runs (default 1)")->check(CLI::Range(1, 1000));
-  verify->add_option("--gates", vf.gates, "comma-separated subset of gates to run")->check(kSomeGate);
-  verify->add_option("--replay-dir", vf.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
-  verify->add_flag("--quiet", vf.quiet, "no progress lines on stderr");
-  verify->add_flag("--allow-unsafe", vf.allow_unsafe,
-                   "exit 0 for an unsafe kernel (right inside its declared contract, wrong or crashing outside it)");
-  verify->add_option("--oracle-threads", vf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
-  verify->add_option("--build-timeout", vf.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
-  verify->add_option("--jobs,-j", vf.jobs, "gate processes at once (default: one per CPU, at most 12; timing always runs alone)")
-      ->check(CLI::Range(1, 256));
-  verify->add_option("--gpu-jobs", vf.gpu_jobs, "gate processes in flight for a CUDA kernel: they start side by side and take turns executing on the GPU (default 4)")
-      ->check(CLI::Range(1, 64));
-  verify->add_option("--gpu-turn-bound", vf.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
-
-  VerifyFlags kf;
-  CLI::App* kb = app.add_subcommand("kbcheck", "the field's standard check, for comparison: KernelBench's own for a Python module (5 trials of get_inputs()), else 5 U[0,1) trials at one shape; allclose 1e-2");
-  add_kernel_flags(kb, kf);
-
-  SelftestOptions st;
-  VerifyFlags sf;
-  CLI::App* selftest = app.add_subcommand("selftest", "run the corpus' planted bugs and controls and check each verdict");
-  selftest->add_option("--corpus", st.corpus_dir, "corpus directory (default: the bundled corpus)");
-  selftest->add_option("--filter", st.filter, "only kernels whose manifest path contains this");
-  selftest->add_option("--seed", st.seed, "master seed (default 1)")->check(kSeedValidator);
-  selftest->add_option("--json", st.json_path, "write every kernel's report as a JSON array");
-  selftest->add_flag("--no-kbcheck", [&](int64_t) { st.kbcheck = false; }, "skip the KernelBench-style comparison");
-  selftest->add_option("--timeout", sf.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
-  selftest->add_option("--memory-limit", sf.memory, "host memory per gate process (default 4G)");
-  selftest->add_flag("--no-zygote", sf.no_zygote, "fork+exec a fresh worker per gate");
-  selftest->add_option("--jobs,-j", sf.jobs, "gate processes at once (default: one per CPU, at most 12)")->check(CLI::Range(1, 256));
-  selftest->add_option("--gpu-jobs", sf.gpu_jobs, "gate processes in flight for a CUDA kernel, taking turns on the GPU (default 4)")->check(CLI::Range(1, 64));
-  selftest->add_option("--gpu-turn-bound", sf.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
-
-  AuditOptions ao;
-  ao.verify.seed = 1;  // fixed, so that a rerun (and every shard) continues the same audit
-  AuditFlags af;
-  CLI::App* audit = app.add_subcommand("audit", "verify a corpus into a resumable SQLite database (parallel, shardable)");
-  audit->add_option("PATH", ao.path, "a folder of kernel.json manifests and KernelBench modules, a manifest, a .py or a .jsonl")->required();
-  audit->add_option("--db", ao.db_path, "results database; rerun with the same one to continue (default gauntlet-audit.db)");
-  audit->add_option("--json", ao.json_path, "write a JSON array, one record per kernel in the verify --json format");
-  audit->add_option("--jobs,-j", af.v.jobs, "CPU gate processes at once, across kernels (default: one per CPU)")->check(CLI::Range(1, 256));
-  audit->add_option("--gpus", af.gpus, "GPU indices for CUDA kernels (default 0 when present)");
-  audit->add_option("--gpu-jobs", ao.gpu_lanes, "CUDA kernels in flight per GPU, each a lane of its own; their children execute on the GPU one at a time (default 4)")
-      ->check(CLI::Range(1, 64));
-  audit->add_option("--gpu-turn-bound", af.v.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
-  audit->add_option("--build-jobs", ao.build_jobs, "Python modules built at once, ahead of the lanes that verify them (default: one per CPU)")
-      ->check(CLI::Range(1, 256));
-  audit->add_option("--shard", af.shard, "i/n: audit only the i-th of n parts, split by kernel hash (default from Slurm/Kubernetes)");
-  audit->add_option("--shard-count", af.shard_count, "shards of a Kubernetes indexed job (JOB_COMPLETION_INDEX gives the index)")
-      ->check(CLI::Range(1, 1000000));
-  audit->add_option("--seed", ao.verify.seed, "master seed (default 1; part of the stored results' key)")->check(kSeedValidator);
-  audit->add_option("--budget", ao.verify.budget, "case-budget multiplier (default 1)")->check(CLI::Range(1, 1000));
-  audit->add_option("--gates", af.v.gates, "comma-separated subset of gates to run")->check(kSomeGate);
-  audit->add_option("--replay-dir", ao.verify.replay_dir, "where failing cases are written (default gauntlet-out/replays)");
-  audit->add_option("--work-dir", ao.work_dir, "where the modules of JSONL inputs are written (default gauntlet-out/audit-work)");
-  audit->add_option("--timeout", af.v.timeout, "wall-clock seconds per case sent to a gate process (default 60)");
-  audit->add_option("--memory-limit", af.v.memory, "host memory per gate process (default 4G)");
-  audit->add_flag("--no-zygote", af.v.no_zygote, "fork+exec a fresh worker per gate");
-  audit->add_option("--oracle-threads", af.v.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
-  audit->add_option("--build-timeout", af.v.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
-  audit->add_option("--progress-every", ao.progress_seconds, "seconds between progress lines when stderr is not a terminal (default 10)")
-      ->check(CLI::Range(1, 86400));
-  audit->add_flag("--standard-check,!--no-standard-check", ao.standard_check,
-                  "also run the field's standard check (KernelBench's for modules, kbcheck for manifests) and "
-                  "store its verdict beside gauntlet's (default on)");
-
-  std::vector<std::string> merge_inputs;
-  std::string merge_output;
-  CLI::App* merge = app.add_subcommand("merge", "merge audit databases (a sharded audit's) into one");
-  merge->add_option("DB", merge_inputs, "results databases to merge")->required();
-  merge->add_option("-o,--output", merge_output, "the merged database (created, or added to)")->required();
-
-  ReportOptions rpo;
-  CLI::App* report = app.add_subcommand("report", "an audit's results as one self-contained HTML page (plots, per-kernel table), JUnit XML or JSON");
-  report->add_option("DB", rpo.input, "results database (gauntlet audit), or a verify/selftest --json file")->required();
-  report->add_option("-o,--output", rpo.html_path, "the HTML page (default report.html, unless only --junit/--json are given)");
-  report->add_option("--junit", rpo.junit_path, "write JUnit XML: a testsuite per kernel, a testcase per gate");
-  report->add_option("--json", rpo.json_path, "write the records as a JSON array in the verify --json format ('-': stdout)");
-  report->add_option("--title", rpo.title, "the page's title (default 'gauntlet report')");
-
-  ReplayOptions ro;
-  VerifyFlags rf;
-  CLI::App* replay = app.add_subcommand("replay", "re-run a stored failing case: same verdict, same output bytes");
-  replay->add_option("file", ro.file, "replay file written by a failing gate")->required();
-  replay->add_option("--dump", ro.dump_dir, "write inputs, expected and actual values to this directory");
-  replay->add_option("--emit", ro.emit_dir,
-                     "write a standalone reproducer here: the case's input bytes, the float64 reference and a PyTorch "
-                     "script that runs the kernel and prints the first mismatch (needs no gauntlet)");
-  replay->add_option("--timeout", rf.timeout, "wall-clock seconds per case sent to the gate process (default 60)");
-  replay->add_option("--memory-limit", rf.memory, "host memory for the gate process (default 4G)");
-  replay->add_option("--oracle-threads", rf.oracle_threads, kOracleThreadsHelp)->check(CLI::Range(1, 1024));
-  replay->add_option("--build-timeout", rf.build_timeout, kBuildTimeoutHelp)->check(CLI::Range(1, 86400));
-
-  std::string schema_action;
-  std::vector<std::string> schema_args;
-  CLI::App* schemas = app.add_subcommand("schemas", "list, show or lint the op schemas");
-  schemas->add_option("action", schema_action, "list | show OP | lint [FILE...]")->required();
-  schemas->add_option("args", schema_args, "op name or schema files");
-
+  Commands c;
+  add_verify_command(app, c);
+  add_kbcheck_command(app, c);
+  add_selftest_command(app, c);
+  add_audit_command(app, c);
+  add_merge_command(app, c);
+  add_report_command(app, c);
+  add_replay_command(app, c);
+  add_schemas_command(app, c);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -531,36 +420,7 @@ int main(int argc, char** argv) {
     return fail_usage(e.what());
   }
   // Commands other than verify and audit (those say more): children killed, one line, 128 + signal.
-  if (!verify->parsed() && !audit->parsed())
+  if (!c.verify->parsed() && !c.audit->parsed())
     install_interrupt_exit("\ngauntlet: interrupted by %s: child processes killed\n");
-  try {
-    if (verify->parsed()) return run_verify(vf);
-    if (kb->parsed()) return run_kbcheck(kf);
-    if (selftest->parsed()) {
-      std::string error;
-      SandboxOptions sopts = sandbox_from(sf, &error);
-      if (!error.empty()) return fail_usage(error);
-      Launcher launcher(sopts);
-      st.verify.jobs = gate_jobs(sf.jobs);
-      st.verify.gpu_jobs = sf.gpu_jobs;
-      return run_selftest(st, launcher, stdout);
-    }
-    if (audit->parsed()) return run_audit_command(ao, af);
-    if (merge->parsed()) return run_merge(merge_inputs, merge_output);
-    if (report->parsed()) return run_report(rpo, stdout);
-    if (replay->parsed()) {
-      std::string error;
-      SandboxOptions sopts = sandbox_from(rf, &error);
-      if (!error.empty()) return fail_usage(error);
-      if (!ro.dump_dir.empty())
-        if (std::string why = replay_dir_problem(ro.dump_dir, "--dump"); !why.empty()) return fail_usage(why);
-      Launcher launcher(sopts);
-      return run_replay(ro, launcher, stdout);
-    }
-    if (schemas->parsed()) return run_schemas(schema_action, schema_args);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gauntlet: harness error: %s\n", e.what());
-    return 2;
-  }
-  return 2;
+  return run_command(c);
 }

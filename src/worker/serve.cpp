@@ -17,6 +17,7 @@
 #include "gauntlet/common/wire.h"
 #include "device_poison.h"
 #include "guarded_alloc.h"
+#include "tensor_storage.h"
 #include "timing_loop.h"
 #include "cuda_rt.h"
 #include "worker.h"
@@ -25,8 +26,6 @@ namespace gauntlet::worker {
 namespace {
 
 constexpr int32_t kWorkerInternalError = 100;
-
-bool overlaps(const at::Tensor& a, const at::Tensor& b);
 
 // Records the name of every ATen operator entered while `active` (provenance gate). A global
 // callback, not a thread-local one: operators a kernel runs inside at::parallel_for workers count.
@@ -88,22 +87,6 @@ bool g_cuda = false;  // the kernel's device is cuda: inputs go to the GPU, outp
 uint8_t g_poison = 0xA5;  // LoadRequest.poison_byte: also written over the CUDA cache before each call
 
 // ---- device=cuda: inputs to the GPU, outputs back (the parent never touches CUDA) ------------------
-
-// A CUDA tensor with the CPU tensor's sizes, strides, storage offset and whole storage bytes (so
-// layout-gate inputs keep their strides, and bytes outside the view are carried as well).
-at::Tensor to_cuda_same_layout(const at::Tensor& cpu) {
-  if (!cpu.has_storage()) return cpu.to(at::kCUDA);
-  const size_t nbytes = cpu.storage().nbytes();
-  at::Tensor bytes = at::empty({int64_t(nbytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
-  if (nbytes > 0) {
-    at::Tensor host = at::from_blob(const_cast<void*>(cpu.storage().data()), {int64_t(nbytes)},
-                                    at::TensorOptions().dtype(at::kByte));
-    bytes.copy_(host);
-  }
-  at::Tensor t = at::empty({0}, cpu.options().device(at::kCUDA));
-  t.set_(bytes.storage(), cpu.storage_offset(), cpu.sizes(), cpu.strides());
-  return t;
-}
 
 // Waits for the current CUDA stream and then the whole device (a kernel may launch on a stream of
 // its own, and its outputs must be complete before they are read); a CUDA error the kernel left
@@ -169,26 +152,6 @@ bool send_load_reply(bool ok, const std::string& error, const std::string& sig, 
   return reply(wire::FrameType::LoadReply, wire::encode(r));
 }
 
-bool overlaps(const at::Tensor& a, const at::Tensor& b) {
-  if (!a.defined() || !b.defined() || !a.has_storage() || !b.has_storage()) return false;
-  auto pa = static_cast<const char*>(a.storage().data());
-  auto pb = static_cast<const char*>(b.storage().data());
-  size_t na = a.storage().nbytes(), nb = b.storage().nbytes();
-  if (!pa || !pb || na == 0 || nb == 0) return false;
-  return pa < pb + nb && pb < pa + na;
-}
-
-std::string storage_bytes(const at::Tensor& t) {
-  if (!t.has_storage() || t.storage().nbytes() == 0) return {};
-  if (t.is_cuda()) {
-    at::Tensor dev = at::empty({0}, t.options().dtype(at::kByte));
-    dev.set_(t.storage(), 0, {int64_t(t.storage().nbytes())}, {1});
-    at::Tensor host = dev.cpu();
-    return std::string(static_cast<const char*>(host.data_ptr()), host.numel());
-  }
-  return std::string(static_cast<const char*>(t.storage().data()), t.storage().nbytes());
-}
-
 // The bytes of a case's tensor arguments' storages, in all and the largest (poison sizes).
 void case_input_bytes(const wire::CaseRequest& req, int64_t* total, int64_t* largest) {
   for (const wire::Arg& a : req.args)
@@ -214,44 +177,51 @@ void prepare_cuda_case(const wire::CaseRequest& req) {
   }
 }
 
-wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest& req) {
-  wire::CaseReply rep;
-  rep.case_id = req.case_id;
-  // device=cuda: the device copies of the inputs and the kernel's allocations come from poisoned memory.
-  int64_t input_bytes = 0, largest_input = 0;
-  case_input_bytes(req, &input_bytes, &largest_input);
-  using PhaseClock = std::chrono::steady_clock;
-  auto since = [](PhaseClock::time_point t) { return std::chrono::duration<double>(PhaseClock::now() - t).count(); };
-  rep.has_phases = g_cuda;
-  if (g_cuda) {
-    {
-      std::lock_guard<std::mutex> lock(g_ops.mu);
-      g_ops.inputs.clear();  // an earlier failed case's inputs: released before the cache is emptied
-    }
-    const auto p0 = PhaseClock::now();
-    poison_cuda_cache(g_poison, input_bytes, largest_input);
-    rep.poison_seconds += since(p0);
-  }
-  const auto d0 = PhaseClock::now();
-  std::vector<KernelArg> args(req.args.size());
+using PhaseClock = std::chrono::steady_clock;
+
+double seconds_since(PhaseClock::time_point t) { return std::chrono::duration<double>(PhaseClock::now() - t).count(); }
+
+// The storage bytes of a case's tensor arguments (case_input_bytes), which size its poisoning.
+struct CaseBytes {
+  int64_t input = 0, largest_input = 0;
+};
+
+// device=cuda: the device copies of the inputs and the kernel's allocations come from poisoned memory.
+void poison_before_call(const CaseBytes& bytes, wire::CaseReply* rep) {
+  const auto p0 = PhaseClock::now();
+  poison_cuda_cache(g_poison, bytes.input, bytes.largest_input);
+  rep->poison_seconds += seconds_since(p0);
+}
+
+// The case's arguments as the entry takes them (device=cuda: tensors copied to the GPU), its tensor
+// inputs among them, and the CPU bytes each input started from.
+struct CaseArgs {
+  std::vector<KernelArg> args;
   std::vector<at::Tensor> inputs;
   std::vector<std::string> before;
+};
+
+CaseArgs make_case_args(const wire::CaseRequest& req) {
+  CaseArgs c;
+  c.args.resize(req.args.size());
   for (size_t i = 0; i < req.args.size(); ++i) {
     const wire::Arg& a = req.args[i];
-    args[i].kind = KernelArg::Kind(uint8_t(a.kind));
-    args[i].tensor = (g_cuda && a.kind == wire::Arg::Kind::Tensor && a.tensor.defined())
-                         ? to_cuda_same_layout(a.tensor)
-                         : a.tensor;
-    args[i].i = a.i;
-    args[i].d = a.d;
-    args[i].b = a.b;
+    KernelArg& k = c.args[i];
+    k.kind = KernelArg::Kind(uint8_t(a.kind));
+    k.tensor = (g_cuda && a.kind == wire::Arg::Kind::Tensor && a.tensor.defined()) ? to_cuda_same_layout(a.tensor) : a.tensor;
+    k.i = a.i;
+    k.d = a.d;
+    k.b = a.b;
     if (a.kind == wire::Arg::Kind::Tensor) {
-      inputs.push_back(args[i].tensor);
-      before.push_back(storage_bytes(a.tensor));  // the CPU bytes the device copy was made from
+      c.inputs.push_back(k.tensor);
+      c.before.push_back(storage_bytes(a.tensor));  // the CPU bytes the device copy was made from
     }
   }
-  if (g_cuda) rep.to_device_seconds = since(d0);
-  double seconds = 0;
+  return c;
+}
+
+// The case's memory-gate and operator records start empty.
+void begin_case_records(const std::vector<at::Tensor>& inputs) {
   begin_case();  // memory gate: canary breaches are reported per case
   if (g_record_ops) g_ops.take();  // nothing of an earlier failed case carries over
   if (g_record_ops && g_cuda) {
@@ -259,96 +229,141 @@ wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest
     g_ops.copies.clear();
     g_ops.inputs = inputs;  // host copies are matched against the inputs' device storage
   }
-  // The previous call's outputs stay alive until the next call has returned, so storage they share
-  // with it was handed out again by the kernel, not recycled by the allocator.
-  std::vector<at::Tensor> previous;
+}
+
+// One call of the entry, operators recorded while it runs; device=cuda: its GPU work complete
+// (asynchronous kernel errors surface as a failed call). *seconds gains the call's time.
+int invoke_entry(const KernelEntry& entry, std::vector<KernelArg>* args, std::vector<at::Tensor>* outs,
+                 std::string* error, double* seconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (g_record_ops) g_ops.set_active(true);
+  int code = entry.invoke(args, outs, error);
+  if (g_cuda && code == kCallOk) {
+    try {
+      synchronize_cuda();  // asynchronous kernel errors surface here, and the time covers the GPU work
+    } catch (const std::exception& e) {
+      code = kCallException;
+      *error = std::string("CUDA error after the call: ") + e.what();
+    }
+  }
+  if (g_record_ops) g_ops.set_active(false);
+  *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return code;
+}
+
+// The first storage in `among` that `t` shares bytes with; -1 for none.
+int32_t first_overlap(const at::Tensor& t, const std::vector<at::Tensor>& among, size_t count) {
+  int32_t found = -1;
+  for (size_t j = 0; j < count && found < 0; ++j)
+    if (overlaps(t, among[j])) found = int32_t(j);
+  return found;
+}
+
+// A call's outputs as the parent gets them: where each lives, what it aliases (an input, an earlier
+// output, an output of the previous call), its layout, and a host copy. False with the reply's code
+// and message set when the entry returned an undefined tensor.
+bool collect_call_outputs(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& inputs,
+                          const std::vector<at::Tensor>& previous, wire::CallOutputs* co, wire::CaseReply* rep) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const at::Tensor& t = outs[i];
+    if (!t.defined()) {
+      rep->code = kCallException;
+      rep->message = "entry returned an undefined tensor as output " + std::to_string(i);
+      return false;
+    }
+    co->devices.push_back(t.device().str());
+    co->alias_input.push_back(first_overlap(t, inputs, inputs.size()));
+    co->alias_output.push_back(first_overlap(t, outs, i));
+    co->output_contiguous.push_back(t.is_contiguous());
+    co->alias_previous_call.push_back(first_overlap(t, previous, previous.size()));
+    // Copy now: a later call may reuse (and overwrite) the same buffer.
+    const auto h0 = PhaseClock::now();
+    co->outputs.push_back(t.cpu().contiguous().clone());
+    if (g_cuda) rep->from_device_seconds += seconds_since(h0);
+  }
+  return true;
+}
+
+// The case's calls (CaseRequest::repeat, at least one). False with the reply's code and message set
+// (and no calls) when one fails; *seconds: the calls' time. *previous holds the last call's outputs.
+bool run_calls(const KernelEntry& entry, const wire::CaseRequest& req, const CaseBytes& bytes, CaseArgs* c,
+               std::vector<at::Tensor>* previous, wire::CaseReply* rep, double* seconds) {
   for (uint32_t call = 0; call < std::max<uint32_t>(1, req.repeat); ++call) {
     std::vector<at::Tensor> outs;
     std::string error;
-    if (g_cuda && call > 0) {  // and before each repeat
-      const auto p0 = PhaseClock::now();
-      poison_cuda_cache(g_poison, input_bytes, largest_input);
-      rep.poison_seconds += since(p0);
-    }
-    auto t0 = std::chrono::steady_clock::now();
-    if (g_record_ops) g_ops.set_active(true);
-    int code = entry.invoke(&args, &outs, &error);
-    if (g_cuda && code == kCallOk) {
-      try {
-        synchronize_cuda();  // asynchronous kernel errors surface here, and the time covers the GPU work
-      } catch (const std::exception& e) {
-        code = kCallException;
-        error = std::string("CUDA error after the call: ") + e.what();
-      }
-    }
-    if (g_record_ops) g_ops.set_active(false);
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (g_cuda && call > 0) poison_before_call(bytes, rep);  // and before each repeat
+    const int code = invoke_entry(entry, &c->args, &outs, &error, seconds);
     if (code != kCallOk) {
-      rep.code = code;
-      rep.message = error;
-      rep.calls.clear();
-      return rep;
+      rep->code = code;
+      rep->message = error;
+      rep->calls.clear();
+      return false;
     }
     wire::CallOutputs co;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const at::Tensor& t = outs[i];
-      if (!t.defined()) {
-        rep.code = kCallException;
-        rep.message = "entry returned an undefined tensor as output " + std::to_string(i);
-        rep.calls.clear();
-        return rep;
-      }
-      int32_t ai = -1, ao = -1;
-      for (size_t j = 0; j < inputs.size() && ai < 0; ++j)
-        if (overlaps(t, inputs[j])) ai = int32_t(j);
-      for (size_t j = 0; j < i && ao < 0; ++j)
-        if (overlaps(t, outs[j])) ao = int32_t(j);
-      co.devices.push_back(t.device().str());
-      co.alias_input.push_back(ai);
-      co.alias_output.push_back(ao);
-      co.output_contiguous.push_back(t.is_contiguous());
-      int32_t ap = -1;
-      for (size_t j = 0; j < previous.size() && ap < 0; ++j)
-        if (overlaps(t, previous[j])) ap = int32_t(j);
-      co.alias_previous_call.push_back(ap);
-      // Copy now: a later call may reuse (and overwrite) the same buffer.
-      const auto h0 = PhaseClock::now();
-      co.outputs.push_back(t.cpu().contiguous().clone());
-      if (g_cuda) rep.from_device_seconds += since(h0);
+    if (!collect_call_outputs(outs, c->inputs, *previous, &co, rep)) {
+      rep->calls.clear();
+      return false;
     }
-    rep.calls.push_back(std::move(co));
+    rep->calls.push_back(std::move(co));
     if (guards_enabled() && !g_cuda)  // while this call's outputs are alive, so breaches name them
-      for (const wire::MemoryFinding& f : check_guards(inputs, outs)) rep.memory_findings.push_back(f);
-    previous = std::move(outs);
+      for (const wire::MemoryFinding& f : check_guards(c->inputs, outs)) rep->memory_findings.push_back(f);
+    *previous = std::move(outs);
   }
+  return true;
+}
+
+// Whether the calls left every input's storage as it was; findings say where one changed.
+void check_inputs_unchanged(const CaseArgs& c, wire::CaseReply* rep) {
   const auto c0 = PhaseClock::now();
-  for (size_t j = 0; j < inputs.size(); ++j)
-    if (storage_bytes(inputs[j]) != before[j]) rep.inputs_unchanged = false;
-  if (g_cuda) rep.check_seconds = since(c0);
-  if (!rep.inputs_unchanged) {
-    if (g_cuda) {  // the findings read storage bytes on the host: hand them CPU mirrors
-      std::vector<at::Tensor> mirrors;
-      for (const at::Tensor& t : inputs) {
-        std::string b = storage_bytes(t);
-        at::Tensor m = at::empty({int64_t(b.size())}, at::TensorOptions().dtype(at::kByte));
-        if (!b.empty()) std::memcpy(m.data_ptr(), b.data(), b.size());
-        at::Tensor v = at::empty({0}, t.options().device(at::kCPU));
-        v.set_(m.storage(), t.storage_offset(), t.sizes(), t.strides());
-        mirrors.push_back(v);
-      }
-      note_modified_inputs(mirrors, before, &rep.memory_findings);
-    } else {
-      note_modified_inputs(inputs, before, &rep.memory_findings);
-    }
+  for (size_t j = 0; j < c.inputs.size(); ++j)
+    if (storage_bytes(c.inputs[j]) != c.before[j]) rep->inputs_unchanged = false;
+  if (g_cuda) rep->check_seconds = seconds_since(c0);
+  if (rep->inputs_unchanged) return;
+  if (g_cuda) {  // the findings read storage bytes on the host: hand them CPU mirrors
+    std::vector<at::Tensor> mirrors;
+    for (const at::Tensor& t : c.inputs) mirrors.push_back(host_mirror(t));
+    note_modified_inputs(mirrors, c.before, &rep->memory_findings);
+  } else {
+    note_modified_inputs(c.inputs, c.before, &rep->memory_findings);
   }
-  rep.kernel_seconds = seconds;
-  if (g_record_ops) rep.aten_ops = g_ops.take();
+}
+
+// The operators and device-to-host copies recorded over the case's calls, into the reply.
+void take_case_records(wire::CaseReply* rep) {
+  if (g_record_ops) rep->aten_ops = g_ops.take();
   if (g_record_ops && g_cuda) {
     std::lock_guard<std::mutex> lock(g_ops.mu);
-    rep.host_copies = std::move(g_ops.copies);
+    rep->host_copies = std::move(g_ops.copies);
     g_ops.copies.clear();
     g_ops.inputs.clear();
   }
+}
+
+wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest& req) {
+  wire::CaseReply rep;
+  rep.case_id = req.case_id;
+  CaseBytes bytes;
+  case_input_bytes(req, &bytes.input, &bytes.largest_input);
+  rep.has_phases = g_cuda;
+  if (g_cuda) {
+    {
+      std::lock_guard<std::mutex> lock(g_ops.mu);
+      g_ops.inputs.clear();  // an earlier failed case's inputs: released before the cache is emptied
+    }
+    poison_before_call(bytes, &rep);
+  }
+  const auto d0 = PhaseClock::now();
+  CaseArgs c = make_case_args(req);
+  if (g_cuda) rep.to_device_seconds = seconds_since(d0);
+  double seconds = 0;
+  begin_case_records(c.inputs);
+  // The previous call's outputs stay alive until the next call has returned, so storage they share
+  // with it was handed out again by the kernel, not recycled by the allocator.
+  std::vector<at::Tensor> previous;
+  if (!run_calls(entry, req, bytes, &c, &previous, &rep, &seconds)) return rep;
+  check_inputs_unchanged(c, &rep);
+  rep.kernel_seconds = seconds;
+  take_case_records(&rep);
   return rep;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "cuda_rt.h"
 #include "library_baseline.h"
@@ -86,6 +87,186 @@ struct Callee {
   }
 };
 
+// One TimeRequest's run: its sets on the device, the candidate and the library baseline, and the
+// reply filled in phase by phase (TimeReply::phase_seconds). A step that returns false has set the
+// reply's code and message: the run ends there.
+class TimingRun {
+ public:
+  TimingRun(const KernelEntry& entry, const wire::TimeRequest& req, bool cuda, wire::TimeReply* rep)
+      : req_(req), cuda_(cuda), rep_(*rep), candidate_{&entry, ""}, baseline_{nullptr, req.baseline_op} {}
+
+  // Ends the current phase (its host wall time to TimeReply::phase_seconds) and starts the next.
+  void next_phase() {
+    const auto now = Clock::now();
+    rep_.phase_seconds.push_back(std::chrono::duration<double>(now - phase_).count());
+    phase_ = now;
+  }
+
+  void sets_to_device() {
+    for (const auto& s : req_.sets) sets_.push_back(to_kernel_args(s, cuda_));
+    std::string why;
+    if (cuda_) cuda_rt::device_synchronize(&why);
+  }
+
+  // The timer of the timed calls: CUDA events on the GPU, which must be available.
+  bool start_timer() {
+    timer_.emplace(cuda_);
+    if (cuda_ && !timer_->ok()) return fail(100, "CUDA events unavailable: " + timer_->error());
+    return true;
+  }
+
+  // The GPU's name and L2 size for the reply, and the buffer written before every timed call to
+  // flush the L2.
+  void prepare_device() {
+    std::string why;
+    cuda_rt::DeviceInfo info;
+    if (cuda_ && cuda_rt::device_info(&info, &why)) {
+      rep_.device = info.name;
+      rep_.l2_bytes = info.l2_bytes;
+    }
+    if (cuda_ && req_.flush_bytes > 0)
+      flush_ = at::empty({int64_t(req_.flush_bytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+  }
+
+  // Untimed first calls: the outputs the parent verifies. *seconds: a call's mean wall time.
+  bool first_calls(double* seconds) {
+    verified_.resize(sets_.size());
+    auto t_first = Clock::now();
+    for (size_t s = 0; s < sets_.size(); ++s) {
+      std::string error;
+      const int code = call_synchronized(candidate_, &sets_[s], &verified_[s], &error);
+      if (code != kCallOk) return fail(code, error);
+      for (at::Tensor& t : verified_[s]) t = t.clone();  // the kernel may hand out a reused buffer
+      std::vector<at::Tensor> host;
+      for (const at::Tensor& t : verified_[s]) host.push_back(t.cpu().contiguous());
+      rep_.verified.push_back(std::move(host));
+    }
+    *seconds = std::chrono::duration<double>(Clock::now() - t_first).count() / double(sets_.size());
+    return true;
+  }
+
+  // The baseline's availability: none requested, or its first call fails.
+  void probe_baseline() {
+    have_baseline_ = !req_.baseline_op.empty();
+    if (!have_baseline_) rep_.baseline_error = "no baseline requested";
+    if (have_baseline_) {
+      std::string error;
+      if (baseline_.call(&sets_[0], &outs_, &error) != kCallOk) lose_baseline(error);
+    }
+  }
+
+  // Warm-up, which also estimates a call's cost so the timed loop fits the budget (*seconds: the
+  // warm-up's whole wall time).
+  bool warm_up(double* seconds) {
+    for (uint32_t w = 0; w < req_.warmup; ++w) {
+      for (const Callee* who : {&candidate_, &baseline_}) {
+        if (who == &baseline_ && !have_baseline_) continue;
+        std::string error;
+        auto t0 = Clock::now();
+        const int code = call_synchronized(*who, &sets_[w % sets_.size()], &outs_, &error);
+        *seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        if (code != kCallOk) {
+          if (who == &candidate_) return fail(code, error);
+          lose_baseline(error);
+        }
+      }
+    }
+    return true;
+  }
+
+  bool timed_loop(uint32_t iterations) {
+    for (uint32_t i = 0; i < iterations; ++i) {
+      const size_t s = i % sets_.size();
+      // Alternate which goes first, so neither always runs right after the other.
+      const Callee* order[2] = {&candidate_, &baseline_};
+      if (i % 2) std::swap(order[0], order[1]);
+      for (const Callee* who : order) {
+        if (who == &baseline_ && !have_baseline_) continue;
+        std::string error;
+        double ms = 0;
+        const int code = timed_call(*who, &sets_[s], &ms, &error);
+        if (code != kCallOk) {
+          if (who == &candidate_) return fail(code, error);
+          lose_baseline(error);
+          rep_.baseline_ms.clear();
+        } else if (who == &baseline_) {
+          rep_.baseline_ms.push_back(ms);
+        } else {
+          rep_.candidate_ms.push_back(ms);
+          compare_with_verified(s, i);
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  bool fail(int code, const std::string& message) {
+    rep_.code = code;
+    rep_.message = message;
+    return false;
+  }
+
+  void lose_baseline(const std::string& error) {
+    have_baseline_ = false;
+    rep_.baseline_error = error;
+  }
+
+  // An untimed call; on CUDA its work must be complete (and its errors surface) before it returns.
+  int call_synchronized(const Callee& who, std::vector<KernelArg>* args, std::vector<at::Tensor>* outs,
+                        std::string* error) const {
+    int code = who.call(args, outs, error);
+    if (code == kCallOk && cuda_ && !cuda_rt::device_synchronize(error)) code = kCallException;
+    return code;
+  }
+
+  int timed_call(const Callee& who, std::vector<KernelArg>* args, double* ms, std::string* error) {
+    if (flush_.defined()) flush_.zero_();  // on the current stream, before the start event
+    timer_->start();
+    int code = who.call(args, &outs_, error);
+    if (!timer_->stop(ms) && code == kCallOk) {
+      code = kCallException;
+      *error = "CUDA error after the call: " + timer_->error();
+    }
+    return code;
+  }
+
+  // A timed call's outputs against its set's verified ones, bit for bit; the first mismatching
+  // call's outputs go back to the parent.
+  void compare_with_verified(size_t s, uint32_t call) {
+    bool same = outs_.size() == verified_[s].size();
+    for (size_t k = 0; same && k < outs_.size(); ++k) same = outs_[k].defined() && same_bits(outs_[k], verified_[s][k]);
+    if (!same) {
+      if (rep_.mismatches++ == 0) {
+        rep_.first_mismatch_set = int32_t(s);
+        rep_.first_mismatch_call = call;
+        for (const at::Tensor& t : outs_) rep_.mismatch_outputs.push_back(t.defined() ? t.cpu().contiguous() : at::Tensor());
+      }
+    }
+  }
+
+  const wire::TimeRequest& req_;
+  const bool cuda_;
+  wire::TimeReply& rep_;
+  const Callee candidate_, baseline_;
+  Clock::time_point phase_ = Clock::now();
+  // In the order the run creates them, so they are released in reverse: the outputs before the
+  // timer's events, the sets last.
+  std::vector<std::vector<KernelArg>> sets_;
+  std::optional<Timer> timer_;
+  at::Tensor flush_;
+  std::vector<std::vector<at::Tensor>> verified_;  // per set: the untimed call's outputs
+  std::vector<at::Tensor> outs_;
+  bool have_baseline_ = false;
+};
+
+// Timed calls of each: as many as the budget allows at the warm-up's cost per round (twice a first
+// call's without a warm-up), within the request's bounds.
+uint32_t iterations_for_budget(const wire::TimeRequest& req, double warm_seconds, double first_seconds) {
+  const double per_round = std::max(1e-6, req.warmup > 0 ? warm_seconds / req.warmup : 2 * first_seconds);
+  return uint32_t(std::clamp<double>(req.budget_seconds / per_round, req.min_iterations, req.max_iterations));
+}
+
 }  // namespace
 
 wire::TimeReply run_timing(const KernelEntry& entry, const wire::TimeRequest& req, bool cuda) {
@@ -93,118 +274,20 @@ wire::TimeReply run_timing(const KernelEntry& entry, const wire::TimeRequest& re
   rep.timer = cuda ? "cuda-events" : "steady-clock";
   try {
     if (!cuda) at::set_num_threads(std::max(1, req.threads));
-    std::string why;
-    auto phase = Clock::now();
-    auto next_phase = [&] {
-      const auto now = Clock::now();
-      rep.phase_seconds.push_back(std::chrono::duration<double>(now - phase).count());
-      phase = now;
-    };
-    std::vector<std::vector<KernelArg>> sets;
-    for (const auto& s : req.sets) sets.push_back(to_kernel_args(s, cuda));
-    if (cuda) cuda_rt::device_synchronize(&why);
-    next_phase();
-    Timer timer(cuda);
-    if (cuda && !timer.ok()) return (rep.code = 100, rep.message = "CUDA events unavailable: " + timer.error(), rep);
-    cuda_rt::DeviceInfo info;
-    if (cuda && cuda_rt::device_info(&info, &why)) {
-      rep.device = info.name;
-      rep.l2_bytes = info.l2_bytes;
-    }
-    at::Tensor flush;
-    if (cuda && req.flush_bytes > 0)
-      flush = at::empty({int64_t(req.flush_bytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
-    const Callee candidate{&entry, ""};
-    const Callee baseline{nullptr, req.baseline_op};
-
-    // Untimed first calls: the outputs the parent verifies, and the baseline's availability.
-    std::vector<std::vector<at::Tensor>> verified(sets.size());
-    auto t_first = Clock::now();
-    for (size_t s = 0; s < sets.size(); ++s) {
-      std::string error;
-      int code = candidate.call(&sets[s], &verified[s], &error);
-      if (code == kCallOk && cuda && !cuda_rt::device_synchronize(&error)) code = kCallException;
-      if (code != kCallOk) return (rep.code = code, rep.message = error, rep);
-      for (at::Tensor& t : verified[s]) t = t.clone();  // the kernel may hand out a reused buffer
-      std::vector<at::Tensor> host;
-      for (const at::Tensor& t : verified[s]) host.push_back(t.cpu().contiguous());
-      rep.verified.push_back(std::move(host));
-    }
-    const double first_seconds = std::chrono::duration<double>(Clock::now() - t_first).count() / double(sets.size());
-    next_phase();
-    bool have_baseline = !req.baseline_op.empty();
-    if (!have_baseline) rep.baseline_error = "no baseline requested";
-    std::vector<at::Tensor> outs;
-    if (have_baseline) {
-      std::string error;
-      if (baseline.call(&sets[0], &outs, &error) != kCallOk) {
-        have_baseline = false;
-        rep.baseline_error = error;
-      }
-    }
-    // Warm-up, which also estimates a call's cost so the timed loop fits the budget.
-    double warm_seconds = 0;
-    for (uint32_t w = 0; w < req.warmup; ++w) {
-      for (const Callee* who : {&candidate, &baseline}) {
-        if (who == &baseline && !have_baseline) continue;
-        std::string error;
-        auto t0 = Clock::now();
-        int code = who->call(&sets[w % sets.size()], &outs, &error);
-        if (code == kCallOk && cuda && !cuda_rt::device_synchronize(&error)) code = kCallException;
-        warm_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-        if (code != kCallOk) {
-          if (who == &candidate) return (rep.code = code, rep.message = error, rep);
-          have_baseline = false;
-          rep.baseline_error = error;
-        }
-      }
-    }
-    next_phase();
-    const double per_round = std::max(1e-6, req.warmup > 0 ? warm_seconds / req.warmup : 2 * first_seconds);
-    uint32_t iterations = uint32_t(std::clamp<double>(req.budget_seconds / per_round, req.min_iterations,
-                                                       req.max_iterations));
-    rep.iterations = iterations;
-
-    for (uint32_t i = 0; i < iterations; ++i) {
-      const size_t s = i % sets.size();
-      // Alternate which goes first, so neither always runs right after the other.
-      const Callee* order[2] = {&candidate, &baseline};
-      if (i % 2) std::swap(order[0], order[1]);
-      for (const Callee* who : order) {
-        if (who == &baseline && !have_baseline) continue;
-        if (flush.defined()) flush.zero_();  // on the current stream, before the start event
-        std::string error;
-        double ms = 0;
-        timer.start();
-        int code = who->call(&sets[s], &outs, &error);
-        if (!timer.stop(&ms) && code == kCallOk) {
-          code = kCallException;
-          error = "CUDA error after the call: " + timer.error();
-        }
-        if (code != kCallOk) {
-          if (who == &candidate) return (rep.code = code, rep.message = error, rep);
-          have_baseline = false;
-          rep.baseline_error = error;
-          rep.baseline_ms.clear();
-          continue;
-        }
-        if (who == &baseline) {
-          rep.baseline_ms.push_back(ms);
-          continue;
-        }
-        rep.candidate_ms.push_back(ms);
-        bool same = outs.size() == verified[s].size();
-        for (size_t k = 0; same && k < outs.size(); ++k) same = outs[k].defined() && same_bits(outs[k], verified[s][k]);
-        if (!same) {
-          if (rep.mismatches++ == 0) {
-            rep.first_mismatch_set = int32_t(s);
-            rep.first_mismatch_call = i;
-            for (const at::Tensor& t : outs) rep.mismatch_outputs.push_back(t.defined() ? t.cpu().contiguous() : at::Tensor());
-          }
-        }
-      }
-    }
-    next_phase();
+    TimingRun run(entry, req, cuda, &rep);
+    run.sets_to_device();
+    run.next_phase();
+    if (!run.start_timer()) return rep;
+    run.prepare_device();
+    double first_seconds = 0, warm_seconds = 0;
+    if (!run.first_calls(&first_seconds)) return rep;
+    run.next_phase();
+    run.probe_baseline();
+    if (!run.warm_up(&warm_seconds)) return rep;
+    run.next_phase();
+    rep.iterations = iterations_for_budget(req, warm_seconds, first_seconds);
+    if (!run.timed_loop(rep.iterations)) return rep;
+    run.next_phase();
   } catch (const std::exception& e) {
     rep.code = 100;
     rep.message = std::string("worker error while timing: ") + e.what();

@@ -9,23 +9,12 @@
 #include "gauntlet/cases/contract_scope.h"
 #include "gauntlet/cases/gate.h"
 #include "real_run.h"
+#include "shapes_budget.h"  // the gate's budget and size candidates (gates/shapes_budget.cpp)
 
 using namespace gauntlet;
 using gauntlet::testing::CorpusKernelRun;
 using gauntlet::testing::load_test_schema;
 
-// gates/shapes.cpp has no header of its own (one file per gate): its testable pieces are declared
-// here exactly as defined there.
-namespace gauntlet::shapes_gate {
-struct Budget {
-  int64_t elements = 0;
-  int64_t flops = 0;
-};
-Budget sweep_budget(int budget);
-Budget combo_budget(int budget);
-std::vector<int64_t> size_candidates(const CaseSpace& space, const std::string& dim);
-bool within_budget(const OpSchema& schema, const Case& c, const Budget& b, std::string* why);
-}  // namespace gauntlet::shapes_gate
 
 namespace {
 

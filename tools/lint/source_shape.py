@@ -93,5 +93,42 @@ def main(root):
     return 1 if big or long_functions or median >= 300 else 0
 
 
+def self_test():
+    """The check on a planted tree: a file over the limit, a function over it (with braces in its
+    strings, comments and lambdas, which must not end it early), and clean code beside them."""
+    import contextlib
+    import io
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        src = Path(root, "src", "demo")
+        src.mkdir(parents=True)
+        long_body = "\n".join(f'  s += "}}{{"; // }} {i}\n  auto f{i} = [&] {{ return {i}; }};' for i in range(70))
+        Path(src, "long.cpp").write_text(
+            "namespace gauntlet {\nnamespace {\nstruct S {\n  int small() const { return 1; }\n};\n}  // namespace\n"
+            f"int planted_long(int x) {{\n  std::string s;\n{long_body}\n  return x;\n}}\n"
+            "int short_one() {\n  if (true) {\n    return 2;\n  }\n  return 3;\n}\n}  // namespace gauntlet\n")
+        Path(src, "big.h").write_text("// big\n" + "int a;\n" * (FILE_LIMIT + 1))
+        Path(src, "fine.cpp").write_text("int fine() { return 0; }\n")
+        report = io.StringIO()
+        with contextlib.redirect_stdout(report):
+            status = main(root)
+        text = report.getvalue()
+    checks = {
+        "exit status 1": status == 1,
+        "big.h reported": "src/demo/big.h" in text,
+        "planted_long reported": "src/demo/long.cpp:7  planted_long" in text,
+        "short_one not reported": "short_one" not in text,
+        "fine.cpp not reported": "fine.cpp" not in text,
+        "one long function": f"functions over {FUNCTION_LIMIT} lines: 1" in text,
+    }
+    for name, ok in checks.items():
+        print(("ok    " if ok else "FAIL  ") + name)
+    if not all(checks.values()):
+        print(text)
+    return 0 if all(checks.values()) else 1
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(self_test())
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]))

@@ -56,5 +56,16 @@ std::map<std::string, int64_t> pick_dims(const CaseSpace& space,
                                          const std::function<std::vector<int64_t>(const std::string&)>& candidates_for);
 int64_t pick_index(int64_t n);  // uniform in [0, n), shrinking toward 0
 uint64_t pick_seed();           // a value seed for tensors (not shrunk)
+// Uniform in [0, n) whatever RapidCheck's current size (inRange narrows with it), shrinking toward 0.
+int64_t draw_uniform(int64_t n);
+// A case's attributes: the manifest's fixed value, else for a dim attribute -1 (the shrink target)
+// or 0..rank-1 of the input it names (shape alternative `alt` for the first input), else one of
+// the schema's listed values, else its default.
+AttrMap draw_attrs(const CaseSpace& space, size_t alt);
+// One of the contract's dtypes, the most precise of them at least half the time: a 16-bit output
+// rounds away most low-bit differences between calls or summation orders.
+DType draw_precise_dtype(const std::vector<DType>& dtypes);
+// The most precise of `dtypes` (most mantissa bits; the first of equals).
+DType most_precise(const std::vector<DType>& dtypes);
 
 }  // namespace gauntlet

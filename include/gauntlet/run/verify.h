@@ -14,48 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "gauntlet/build/builder.h"
+#include "gauntlet/run/gate_slots.h"
 #include "gauntlet/cases/gate.h"
 #include "gauntlet/schema/manifest.h"
 #include "gauntlet/sandbox/sandbox.h"
 #include "gauntlet/schema/schema.h"
 
 namespace gauntlet {
-
-// Gate processes in flight, shared by every kernel verified at once (audit --jobs). A correctness
-// gate holds one slot; the timing gate holds them all (it must have the CPU cores and the GPU to
-// itself), and once it waits, no new gate starts until it has run, so it is never starved.
-//
-// `lent`, when given, counts slots that other processes lend this one while they have nothing to
-// do (an audit's idle lanes, in shared memory): they add to `slots`, so the last kernels of an
-// audit (one that hangs: a timeout per gate, wall-clock) spread over the whole machine.
-class GateSlots {
- public:
-  explicit GateSlots(int slots, const std::atomic<int>* lent = nullptr)
-      : base_(slots < 1 ? 1 : slots), lent_(lent) {}
-  int total() const { return base_ + (lent_ ? std::max(0, lent_->load()) : 0); }
-  void acquire();
-  void release();
-  void acquire_all();
-  void release_all();
-  // Exclusive holds now waiting for the gates in flight (tests wait for one to be queued).
-  int exclusive_waiting() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return exclusive_waiting_;
-  }
-
- private:
-  // Waits for `ready` under `lock`; another process changes `lent_` without notifying, so then
-  // the condition is polled as well.
-  template <class Ready>
-  void wait(std::unique_lock<std::mutex>& lock, Ready ready);
-  std::mutex mu_;
-  std::condition_variable cv_;
-  const int base_;
-  const std::atomic<int>* lent_;
-  int in_use_ = 0;
-  bool exclusive_ = false;
-  int exclusive_waiting_ = 0;
-};
 
 struct VerifyOptions {
   uint64_t seed = 0;

@@ -202,6 +202,17 @@ class WorkerSession {
   // The request in flight went past its turn's bound (counted on the launcher until it ends).
   void begin_overrun();
   void end_overrun();
+  // call's steps (worker_call.cpp). Serves the child's GPU turn requests and releases until its
+  // case reply (*f); a turn frame out of order ends the wait with *turn_slip naming it. False with
+  // *o final when the child failed (died, timed out, over its memory limit).
+  bool await_case_reply(std::optional<GpuTurn>& turn, wire::Frame* f, std::string* why, std::string* turn_slip,
+                        Outcome* o);
+  // Decodes the case reply into o->reply; false with *o final (the child killed) when it is malformed,
+  // out of turn or for another case.
+  bool check_case_reply(const wire::CaseRequest& request, const wire::Frame& f, const std::string& turn_slip,
+                        std::string* why, Outcome* o);
+  // A failed call on a CUDA child categorized by its CUDA error, if it is one.
+  void categorize_cuda_error(Outcome* o);
 
   Launcher* launcher_ = nullptr;
   pid_t pid_ = -1;

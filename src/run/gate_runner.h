@@ -1,0 +1,60 @@
+// One kernel's gates: each in a slot and its own children, shared errors rerun alone, crashes confirmed.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/run/verify.h"
+
+namespace gauntlet {
+
+// Why no gate of a kernel can run (its build failed, its contract is unknown, its dtypes leave
+// nothing); empty when they can.
+struct Unrunnable {
+  const BuildResult& build;
+  bool unknown_contract = false;
+  std::string why_unknown;  // the problem binding's why_not
+  bool no_dtypes = false;
+  bool any() const { return !build.ok || unknown_contract || no_dtypes; }
+};
+
+class GateRunner {
+ public:
+  // `base` is every gate's context (each gate runs on a copy); the children's sandbox note comes
+  // back into it.
+  GateRunner(std::vector<std::string> names, const VerifyOptions& options, GateContext& base, Unrunnable unrunnable,
+             bool cuda);
+  // The verdicts in `names`' order: the correctness gates in parallel up to the slots, then timing.
+  std::vector<GateVerdict> run_all();
+
+ private:
+  struct GateRun;  // one gate's run and what its children measured
+  void run_one(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive);
+  GateVerdict verdict_without_running(const std::string& name) const;
+  bool run_in_slot(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive, GateVerdict* v);
+  GateVerdict run_in_section(GateRun& run);
+  void rerun_shared_error_alone(GateRun& run, bool* exclusive, GateVerdict* v);
+  void confirm_if_needed(GateRun& run, GateVerdict* v);
+  void record_time(const GateRun& run, GateVerdict* v) const;
+  GateContext copy_of_base();
+
+  const std::vector<std::string> names_;
+  const VerifyOptions& options_;
+  GateContext& base_;
+  const Unrunnable unrunnable_;
+  const bool cuda_;
+  GateSlots own_slots_;
+  GateSlots& slots_;
+  std::mutex report_mu_;  // progress lines, on_gate, the sandbox note
+  std::atomic<bool> own_hang_shown_{false}, own_oom_shown_{false};
+  std::atomic<bool>& hang_shown_alone_;
+  std::atomic<bool>& oom_shown_alone_;
+  std::vector<GateVerdict> verdicts_;
+  std::vector<bool> ran_;
+  std::vector<char> taken_;  // by another lane (options.claim)
+};
+
+}  // namespace gauntlet

@@ -1,0 +1,40 @@
+// GateSlots: a counting gate for correctness gates, with an exclusive hold that new gates queue behind.
+#include "gauntlet/run/gate_slots.h"
+
+#include <chrono>
+
+namespace gauntlet {
+
+template <class Ready>
+void GateSlots::wait(std::unique_lock<std::mutex>& lock, Ready ready) {
+  if (!lent_) return cv_.wait(lock, ready);
+  while (!ready()) cv_.wait_for(lock, std::chrono::milliseconds(50));
+}
+
+void GateSlots::acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0 && in_use_ < total(); });
+  ++in_use_;
+}
+
+void GateSlots::release() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --in_use_;
+  cv_.notify_all();
+}
+
+void GateSlots::acquire_all() {
+  std::unique_lock<std::mutex> lock(mu_);
+  ++exclusive_waiting_;
+  wait(lock, [&] { return !exclusive_ && in_use_ == 0; });
+  --exclusive_waiting_;
+  exclusive_ = true;
+}
+
+void GateSlots::release_all() {
+  std::lock_guard<std::mutex> lock(mu_);
+  exclusive_ = false;
+  cv_.notify_all();
+}
+
+}  // namespace gauntlet
