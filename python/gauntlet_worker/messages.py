@@ -184,7 +184,7 @@ def decode_time(payload):
     n = r.u32()
     if n == 0 or n > 64:
         raise Truncated("bad input-set count")
-    sets = [on_device(decode_args(r)) for _ in range(n)]  # a Time request holds its turn whole (sandbox.cpp exchange)
+    sets = [on_device(decode_args(r)) for _ in range(n)]  # a Time request holds its turn whole (worker_session.cpp, exchange)
     m = {"sets": sets}
     m["baseline_op"] = r.str()
     m["warmup"] = r.u32()

@@ -1,5 +1,5 @@
 # A case's GPU turn as the worker holds it: asked for, paused while Triton compiles, given back.
-"""The parent lets one child of a GPU execute at a time (src/sandbox/sandbox.cpp, WorkerSession::call).
+"""The parent lets one child of a GPU execute at a time (src/sandbox/worker_call.cpp, WorkerSession::call).
 A Triton kernel compiles at its first launch in every fresh child, 1.5-2.5 s of LLVM and ptxas on
 the H200 for KernelBench's kernels, with the GPU idle: with a dozen children per kernel that was
 most of a Triton module's GPU-serial time. So the worker gives the turn back while Triton compiles

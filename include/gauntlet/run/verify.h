@@ -49,7 +49,7 @@ struct VerifyOptions {
   std::function<bool(const std::string& gate)> claim;
   std::function<GateVerdict(const std::string& gate)> await_taken;
   // Whether a timeout (an out-of-memory) of this kernel has already recurred with the gate alone
-  // in its lane (see verify.cpp); shared memory when lanes that took some of its gates must know.
+  // in its lane (see gate_runner.cpp); shared memory when lanes that took some of its gates must know.
   // Null: this call's own flags.
   std::atomic<bool>* hang_shown_alone = nullptr;
   std::atomic<bool>* oom_shown_alone = nullptr;
