@@ -208,7 +208,9 @@ struct SpinnerAndOthers {
 
 // The spinner's case starts first and holds the fake GPU's turn; then three cases of the relu
 // control run in a child of their own. Which finished first is recorded, not timed.
-SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string& lock) {
+// `others_lock`: the other kernel's GPU (its own lock file, a second fake device), or the spinner's.
+SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string& lock, std::string others_lock = "") {
+  if (others_lock.empty()) others_lock = lock;
   SpinnerAndOthers out;
   const std::string spin_so = build_corpus_kernel("corpus/hostile/infinite_loop.cpp");
   const std::string relu_so = build_corpus_kernel("corpus/controls/relu.cpp");
@@ -218,7 +220,9 @@ SpinnerAndOthers run_spinner_beside_relu(double bound_seconds, const std::string
   o.gpu_turn_bound_seconds = bound_seconds;
   o.fake_gpu_turn_lock = lock;
   // Two kernels, each with its own launcher (as two audit lanes or two verifies have).
-  Launcher spinner_launcher(o), other_launcher(o);
+  SandboxOptions other_options = o;
+  other_options.fake_gpu_turn_lock = others_lock;
+  Launcher spinner_launcher(o), other_launcher(other_options);
   std::string error;
   auto spinner = spinner_launcher.spawn(&error);
   auto other = spinner ? other_launcher.spawn(&error) : nullptr;
@@ -268,6 +272,19 @@ TEST(GpuTurnBound, WithoutABoundTheOthersQueueBehindTheSpinner) {
   EXPECT_GE(r.others_seconds_after_spinner_request, 6.0 - 0.01) << "the others ran while the spinner held the turn";
   EXPECT_TRUE(r.spinner_timed_out);
   unlink(lock.c_str());
+}
+
+// Two GPUs (issue 21, here two fake devices): an audit's lanes on GPU 1 take turns on GPU 1's
+// lock only, so a kernel spinning on GPU 0, even with no bound at all, never delays them.
+TEST(GpuTurnBound, ASpinnerOnOneGpuNeverDelaysAnotherGpu) {
+  const std::string gpu0 = temp_lock_path("fake-gpu-0"), gpu1 = temp_lock_path("fake-gpu-1");
+  SpinnerAndOthers r = run_spinner_beside_relu(0.0, gpu0, gpu1);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.others_ok, 3);
+  EXPECT_TRUE(r.others_done_before_spinner) << "GPU 1's cases waited for GPU 0's spinner";
+  EXPECT_TRUE(r.spinner_timed_out);
+  unlink(gpu0.c_str());
+  unlink(gpu1.c_str());
 }
 
 // One kernel (one launcher) overruns with one child at a time: a second spinning gate of the same
