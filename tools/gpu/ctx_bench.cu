@@ -2,7 +2,10 @@
 // primary context, a 1 MiB allocation and copy), reporting each one's phases and the wall time.
 // It answers whether a GPU's context creations overlap or queue in the driver, which bounds how
 // many fresh-context sandboxes per second one GPU can start (docs/gpu.md, throughput).
+// `--devices D` first spreads the processes round-robin over D GPUs (issue 21: does context
+// creation queue per device or across the host? N processes on two GPUs against N on one).
 // Build and run on the GPU host: nvcc -O2 -o ctx_bench tools/gpu/ctx_bench.cu -lcuda && ./ctx_bench 1 4 16
+//   ./ctx_bench --devices 2 2 8 16
 #include <cuda.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -11,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 static double now() {
@@ -20,7 +24,7 @@ static double now() {
 }
 
 // One child: its phases in seconds, written to `fd` as three doubles; exit 1 on a CUDA error.
-static int child(int go_fd, int out_fd) {
+static int child(int go_fd, int out_fd, int device) {
   char c;
   if (read(go_fd, &c, 1) != 1) return 1;
   double t[4];
@@ -28,7 +32,7 @@ static int child(int go_fd, int out_fd) {
   CUdevice dev;
   CUcontext ctx;
   CUdeviceptr p;
-  if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS) return 1;
+  if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, device) != CUDA_SUCCESS) return 1;
   t[1] = now();
   if (cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS) return 1;
   t[2] = now();
@@ -42,16 +46,18 @@ static int child(int go_fd, int out_fd) {
 }
 
 int main(int argc, char** argv) {
-  std::printf("| processes at once | wall s | per process: init median | context median | first copy median | total max |\n");
-  std::printf("|---|---|---|---|---|---|\n");
-  for (int a = 1; a < argc; ++a) {
+  int devices = 1, first = 1;
+  if (argc > 2 && std::string(argv[1]) == "--devices") devices = std::max(1, std::atoi(argv[2])), first = 3;
+  std::printf("| processes at once | devices | wall s | per process: init median | context median | first copy median | total max |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (int a = first; a < argc; ++a) {
     const int n = std::atoi(argv[a]);
     int go[2], out[2];
     if (pipe(go) != 0 || pipe(out) != 0) return 2;
     std::vector<pid_t> kids;
     for (int i = 0; i < n; ++i) {
       pid_t pid = fork();
-      if (pid == 0) _exit(child(go[0], out[1]));
+      if (pid == 0) _exit(child(go[0], out[1], i % devices));
       kids.push_back(pid);
     }
     usleep(200000);  // every child forked and waiting
@@ -78,7 +84,7 @@ int main(int argc, char** argv) {
       std::sort(v.begin(), v.end());
       return v[v.size() / 2];
     };
-    std::printf("| %d | %.3f | %.3f | %.3f | %.3f | %.3f |%s\n", n, wall, med(ph[0]), med(ph[1]), med(ph[2]),
+    std::printf("| %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f |%s\n", n, devices, wall, med(ph[0]), med(ph[1]), med(ph[2]),
                 total.empty() ? 0.0 : *std::max_element(total.begin(), total.end()),
                 failed ? " (some children failed)" : "");
   }

@@ -16,6 +16,9 @@
 #   GPU_SELFTEST=1    `gauntlet selftest` over the CUDA corpus (GPU_SELFTEST_FILTER, default _cuda;
 #                     GPU_SELFTEST_LIMIT: seconds before a selftest run is cut short)
 #   GPU_CTX_BENCH=1   fresh CUDA context starts, 1-16 processes at once (tools/gpu/ctx_bench.cu)
+#   GPU_TWO=1         issue 21, on nvidia-h200-x2 (written, not yet run there): contexts on one GPU
+#                     against two, the CUDA corpus audited with --gpus 0 against --gpus 0,1 (verdicts
+#                     compared), and hostile kernels on GPU 0 beside the controls on GPU 1
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
 #   GPU_SPINNER=1     the CUDA controls' audit alone and beside a spinning kernel (spinner.md;
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound)
@@ -195,6 +198,63 @@ if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
   cat "$OUT/ctx-settings.md" | tee -a "$OUT/steps.log"
   CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-settings.md")
   CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-settings.md")
+fi
+# GPU_TWO=1 (issue 21; needs two visible GPUs, else it says so and does nothing): (1) ctx_bench with N
+# processes on one GPU and spread over two; (2) `gauntlet audit` of controls_cuda and bugs_cuda with
+# --gpus 0 and with --gpus 0,1 (fresh databases), wall time, and every kernel's verdict compared;
+# (3) the hostile CUDA kernels audited on GPU 0 while the controls are audited on GPU 1, against the
+# controls alone on GPU 1 (their verdicts and wall time). Figures: two-gpus.md. Run it with
+# GPU_PREBUILD=1, so that neither audit pays the nvcc builds and the walls compare the GPUs alone.
+if [ "${GPU_TWO:-0}" = 1 ]; then
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  if [ "$gpus" -lt 2 ]; then
+    echo "GPU_TWO: $gpus GPU(s) visible; two are needed (the nvidia-h200-x2 kind)" | tee -a "$OUT/steps.log"
+  else
+    two="$OUT/two-gpus.md"
+    stamp "two GPUs: contexts"
+    nvcc -O2 -o "$BUILD_DIR/ctx_bench" tools/gpu/ctx_bench.cu -lcuda >> "$two" 2>&1 &&
+      { "$BUILD_DIR/ctx_bench" 2 8 16 >> "$two" 2>&1; "$BUILD_DIR/ctx_bench" --devices 2 2 8 16 >> "$two" 2>&1; }
+    mkdir -p "$OUT/two"
+    for gpuset in 0 0,1; do
+      stamp "two GPUs: audit --gpus $gpuset"
+      t0=$(date +%s.%N)
+      for part in controls_cuda bugs_cuda; do  # audit takes one PATH: the two folders, one after the other
+        "$BUILD_DIR"/gauntlet audit "corpus/$part" --gpus "$gpuset" --gpu-jobs 4 --db "$OUT/two/audit-$gpuset.db" \
+          --json "$OUT/two/audit-$gpuset-$part.json" >> "$OUT/two/audit-$gpuset.log" 2>&1
+      done
+      echo "audit --gpus $gpuset (controls_cuda, bugs_cuda): wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s" | tee -a "$two" "$OUT/steps.log"
+    done
+    python3 - "$OUT/two" >> "$two" 2>&1 <<'PY'
+import json, sys
+load = lambda s: [r for part in ("controls_cuda", "bugs_cuda") for r in json.load(open(f"{sys.argv[1]}/audit-{s}-{part}.json"))]
+one, two = load("0"), load("0,1")
+key = lambda r: r.get("source", "?")
+a = {key(r): (r.get("verdict"), sorted((g["name"], g["status"]) for g in r.get("gates", []))) for r in one}
+b = {key(r): (r.get("verdict"), sorted((g["name"], g["status"]) for g in r.get("gates", []))) for r in two}
+same = [k for k in a if b.get(k) == a[k]]
+print(f"verdicts: {len(same)} of {len(a)} kernels identical gate for gate between --gpus 0 and --gpus 0,1")
+for k in sorted(set(a) | set(b)):
+    if a.get(k) != b.get(k): print(f"  DIFFERENT: {k}: {a.get(k, ('absent',))[0]} vs {b.get(k, ('absent',))[0]}")
+for r in two:
+    env = r.get("environment", {})
+    print(f"  {key(r)}: gpu_index {env.get('gpu_index')}, CUDA_VISIBLE_DEVICES {env.get('gpu', {}).get('cuda_visible_devices')}")
+PY
+    stamp "two GPUs: controls on GPU 1, alone and beside hostile kernels on GPU 0"
+    t0=$(date +%s.%N)
+    "$BUILD_DIR"/gauntlet audit corpus/controls_cuda --gpus 1 --gpu-jobs 4 --db "$OUT/two/alone.db" \
+      --json "$OUT/two/alone.json" > "$OUT/two/alone.log" 2>&1
+    echo "controls on GPU 1 alone: exit $? wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s" | tee -a "$two"
+    "$BUILD_DIR"/gauntlet audit corpus/hostile_cuda --gpus 0 --gpu-jobs 4 --db "$OUT/two/hostile.db" > "$OUT/two/hostile.log" 2>&1 &
+    hostile=$!
+    sleep 5
+    t0=$(date +%s.%N)
+    "$BUILD_DIR"/gauntlet audit corpus/controls_cuda --gpus 1 --gpu-jobs 4 --db "$OUT/two/beside.db" \
+      --json "$OUT/two/beside.json" > "$OUT/two/beside.log" 2>&1
+    echo "controls on GPU 1 beside hostile kernels on GPU 0: exit $? wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s" | tee -a "$two"
+    wait "$hostile"
+    echo "hostile audit on GPU 0: exit $?" >> "$two"
+    cat "$two"
+  fi
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, as kernels per
 # hour, under each of GPU_TP_CONFIGS (default "1x1 4x3 8x2 12x1"): PxJ is P `gauntlet verify`
