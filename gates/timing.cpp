@@ -115,10 +115,9 @@ std::optional<GateVerdict> time_in_first_child(SetTiming& st, WorkerSession& ses
   const std::vector<Baseline>& baselines = st.timed.baselines;
   wire::TimeRequest& req = st.timed.req;
   std::vector<wire::TimeReply>& reps = st.timed.reps;
-  // Only the timed loop and the peak measurement need the device alone (ClockSection); inputs,
-  // oracles, the child's start and the judging below run beside other work.
-  ClockSection clock(st.ctx);
-  st.timed.gpu_shared = clock.shared();
+  // Only the timed loop and the peak measurement need the device alone: each exchange holds the
+  // GPU turn for its device work (time_once, device_peaks); inputs, oracles, the child's start,
+  // the pipe and the judging below run beside other work.
   const SteadyClock::time_point phase = SteadyClock::now();
   // One timed run per baseline (a native kernel has one: the library op), each interleaving the
   // candidate with that baseline. All but a torch.compile baseline share the first child.
@@ -138,7 +137,7 @@ std::optional<GateVerdict> time_in_first_child(SetTiming& st, WorkerSession& ses
   st.device_name = st.cuda ? reps[0].device : cpu_model() + " x" + std::to_string(kCores) + " thread";
   st.peaks = device_peaks(session, st.cuda, st.device_name);
   st.host.clock = seconds_since(phase);
-  clock.leave();
+  st.timed.gpu_shared = session.gpu_shared();
   session.finish();
   return std::nullopt;
 }

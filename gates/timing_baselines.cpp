@@ -18,7 +18,14 @@ std::vector<Baseline> baselines_for(const GateContext& ctx) {
 
 Outcome time_once(WorkerSession& session, const wire::TimeRequest& req, wire::TimeReply* rep) {
   std::string payload, why;
-  Outcome o = session.exchange(wire::FrameType::Time, wire::encode(req), wire::FrameType::TimeReply, &payload);
+  // The child holds the GPU from the moment its sets are decoded until its verified outputs are
+  // on the host: the sets and the reply crossing the pipe leave the device to others, while the
+  // timed loop has it to itself (the turn is never given up early: the loop is bounded by its
+  // budget and the child by --timeout).
+  wire::TimeRequest asking = req;  // the tensors are shared, not copied
+  asking.turn_handshake = true;
+  Outcome o = session.exchange(wire::FrameType::Time, wire::encode(asking), wire::FrameType::TimeReply, &payload,
+                               WorkerSession::Turn::WorkerAsks);
   if (o.kind == Outcome::Kind::Ok && !wire::decode(payload, rep, &why)) {
     o.kind = Outcome::Kind::Died;
     o.category = Category::Crash;

@@ -33,14 +33,12 @@ std::optional<Outcome> time_compiled_baselines(GateContext& ctx, const std::stri
       reps[b].baseline_error = "its child did not start: " + not_started.message;
       continue;
     }
-    ClockSection own_clock(ctx);
     phase = SteadyClock::now();
     timed->req.baseline_op = baselines[b].op;
     wire::TimeReply r;
     Outcome o = time_once(*own, timed->req, &r);
     host->clock += seconds_since(phase);
-    timed->gpu_shared = timed->gpu_shared || own_clock.shared();
-    own_clock.leave();
+    timed->gpu_shared = timed->gpu_shared || own->gpu_shared();
     own->finish();
     if (o.kind == Outcome::Kind::Ok) reps[b] = std::move(r);
     else if (r.code > 0 && r.code < 100) return o;

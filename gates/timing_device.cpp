@@ -57,7 +57,8 @@ wire::DevicePeaks device_peaks(WorkerSession& session, bool cuda, const std::str
   const std::string key = cache_key((cuda ? "cuda-" : "cpu-") + device_name);
   if (!load_peaks(key, &peaks)) {
     std::string pp, why;
-    Outcome po = session.exchange(wire::FrameType::Peaks, "", wire::FrameType::PeaksReply, &pp);
+    Outcome po = session.exchange(wire::FrameType::Peaks, "", wire::FrameType::PeaksReply, &pp,
+                                  WorkerSession::Turn::Whole);  // a measurement of the device alone
     if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0) {
       if (!cuda) peaks.device = device_name;
       store_peaks(key, peaks);

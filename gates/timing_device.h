@@ -1,4 +1,4 @@
-// The timing gate's view of the device: its clock section, its measured peaks, and the kernel binary's resources.
+// The timing gate's view of the device: its measured peaks and the kernel binary's resources.
 #pragma once
 #include <string>
 
@@ -8,24 +8,6 @@
 #include "gauntlet/common/timing.h"
 
 namespace gauntlet::timing_gate {
-
-// Holds the context's clock section for its lifetime (or until leave()).
-class ClockSection {
- public:
-  explicit ClockSection(GateContext& ctx) : ctx_(ctx) {
-    if (ctx_.clock_section) shared_ = ctx_.clock_section(true), held_ = true;
-  }
-  // Whether a child past its GPU turn's bound was still running on the device when entered.
-  bool shared() const { return shared_; }
-  ~ClockSection() { leave(); }
-  void leave() {
-    if (held_) ctx_.clock_section(false), held_ = false;
-  }
-
- private:
-  GateContext& ctx_;
-  bool held_ = false, shared_ = false;
-};
 
 // The device's peaks from the build cache directory, else measured by `session`'s child and
 // cached; copy_bytes_per_s stays 0 when neither has them.

@@ -184,7 +184,8 @@ def decode_time(payload):
     n = r.u32()
     if n == 0 or n > 64:
         raise Truncated("bad input-set count")
-    sets = [on_device(decode_args(r)) for _ in range(n)]  # a Time request holds its turn whole (worker_session.cpp, exchange)
+    # On the host: serve_timing copies them to the device once it holds the GPU turn.
+    sets = [decode_args(r) for _ in range(n)]
     m = {"sets": sets}
     m["baseline_op"] = r.str()
     m["warmup"] = r.u32()
@@ -194,6 +195,7 @@ def decode_time(payload):
     m["flush_bytes"] = r.u64()
     threads = r.u32()
     m["threads"] = threads - (1 << 32) if threads >= (1 << 31) else threads
+    m["turn_handshake"] = r.u8() != 0 if not r.at_end() else False  # timing.h TimeRequest::turn_handshake
     if m["min_iterations"] == 0 or m["min_iterations"] > m["max_iterations"] or m["max_iterations"] > MAX_SAMPLES:
         raise Truncated("bad iteration bounds")
     if not r.at_end():

@@ -39,7 +39,24 @@ def serve_timing(model, ftype, payload, baselines):
         rep["code"] = WORKER_INTERNAL_ERROR
         rep["message"] = "harness: the module oracle's reference child does not time"
         return T_TIME_REPLY, encode_time_reply(rep)
-    rep = run_timing(model, req, baselines)
+    # The GPU turn (TimeRequest::turn_handshake) covers the device work: the sets to the device,
+    # the calls and the timed loop, the verified outputs to the host. The reply is encoded and
+    # written while another child has the GPU.
+    turns.pause_triton_compiles()
+    turns.begin(req["turn_handshake"])  # a TurnLost ends the worker, as in a case
+    try:
+        req["sets"] = [on_device(s) for s in req["sets"]]
+    except Exception as e:  # noqa: BLE001 - the copy to the device is the harness's, as decoding is
+        turns.end()
+        rep = new_time_reply(state.DEVICE == "cuda")
+        rep["code"] = WORKER_INTERNAL_ERROR
+        rep["message"] = "worker could not copy the timing sets to the device: %s" % error_text(e)
+        return T_TIME_REPLY, encode_time_reply(rep)
+    try:
+        rep = run_timing(model, req, baselines)
+    finally:
+        req["sets"] = None
+        turns.end()
     try:
         return T_TIME_REPLY, encode_time_reply(rep)
     except Exception as e:  # noqa: BLE001
@@ -235,7 +252,10 @@ def serve(policy):
         if ftype in (T_TIME, T_PEAKS):
             if baselines is None and model is not None:
                 baselines = Baselines(model)
-            rtype, body = serve_timing(model, ftype, payload, baselines)
+            try:
+                rtype, body = serve_timing(model, ftype, payload, baselines)
+            except turns.TurnLost:
+                return 3  # out of step with the parent: nothing more can be said on this pipe
             write_frame(REPLY_FD, rtype, body)
             continue
         if ftype != T_CASE:

@@ -48,6 +48,7 @@ std::string encode(const TimeRequest& m) {
   w.f64(m.budget_seconds);
   w.u64(m.flush_bytes);
   w.u32(uint32_t(m.threads));
+  if (m.turn_handshake) w.u8(1);
   return std::move(w.bytes());
 }
 
@@ -67,6 +68,9 @@ bool decode(const std::string& bytes, TimeRequest* m, std::string* why) {
   r.u64(&m->flush_bytes);
   r.u32(&threads);
   m->threads = int32_t(threads);
+  uint8_t handshake = 0;
+  if (r.ok() && !r.at_end()) r.u8(&handshake);
+  m->turn_handshake = handshake != 0;
   if (r.ok() && (m->min_iterations == 0 || m->min_iterations > m->max_iterations || m->max_iterations > kMaxSamples))
     return (*why = "bad iteration bounds", false);
   return finish_message(r, why);

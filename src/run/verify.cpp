@@ -175,11 +175,7 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& given, const Ver
   CaseSpace space(*k.schema, manifest);
   const GpuCounters before = GpuCounters::now();
   GateContext base{*k.schema, manifest, space, launcher, report.build.so_path, report.kernel_hash,
-                   report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, "", {}, {}, {}};
-  // The timing gate's timed loop keeps its GPU turn (gpu_turn.h) from the first timed call to the
-  // peaks, so no other gauntlet child on the host runs there in between; entered and left on the
-  // timing gate's thread.
-  if (manifest.device == "cuda") base.clock_section = gpu_clock_section(gpu_turn_path(launcher.options().gpu_index));
+                   report.schema_hash, options.seed, std::max(1, options.budget), options.replay_dir, "", {}, {}};
   const Unrunnable unrunnable{report.build, k.binding && !k.binding->described, k.binding ? k.binding->why_not : "",
                               space.dtypes().empty()};
   GateRunner runner(options.gates.empty() ? gate_names() : options.gates, options, base, unrunnable,

@@ -79,16 +79,6 @@ GpuTurn::~GpuTurn() {
   g_totals.held_by_length[slot] += held;
 }
 
-std::function<bool(bool)> gpu_clock_section(const std::string& lock_path) {
-  auto turn = std::make_shared<std::optional<GpuTurn>>();
-  return [turn, lock_path](bool enter) {
-    if (!enter) return turn->reset(), false;
-    turn->emplace(lock_path);
-    // No child can start overrunning while this turn is held: only one already running matters.
-    return GpuTurn::overrun_in_progress(lock_path);
-  };
-}
-
 GpuTurn::Totals GpuTurn::process_totals() {
   std::lock_guard<std::mutex> lock(g_totals_mu);
   return g_totals;

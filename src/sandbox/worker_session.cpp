@@ -182,6 +182,7 @@ Outcome WorkerSession::load(const std::string& so_path, const std::string& entry
 
 Outcome WorkerSession::load(const wire::LoadRequest& req) {
   cuda_ = req.device == "cuda";
+  kernel_ = req.so_path;
   if (launcher_) {
     const SandboxOptions& opt = launcher_->options_;
     resident_limit_ = opt.resident_limit_bytes > 0 ? opt.resident_limit_bytes
@@ -294,8 +295,10 @@ void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn) {
     std::unique_lock<std::mutex> lock(launcher_->overrun_mu_);
     launcher_->overrun_cv_.wait(lock, [&] { return launcher_->overrunning_ - (overrunning_ ? 1 : 0) <= 0; });
   }
-  if (!opt.fake_gpu_turn_lock.empty()) turn.emplace(opt.fake_gpu_turn_lock);
-  else turn.emplace(opt.gpu_index);
+  const std::string lock_path = opt.fake_gpu_turn_lock.empty() ? gpu_turn_path(opt.gpu_index) : opt.fake_gpu_turn_lock;
+  turn.emplace(lock_path);
+  // Checked once the turn is held: no child can start overrunning until it is given back.
+  if (watch_shared_ && turn->outer() && GpuTurn::overrun_in_progress(lock_path)) gpu_shared_ = true;
   deadline_ms_ += wire::now_ms() - t0;  // waiting for the GPU is not the kernel's time
 }
 
@@ -304,6 +307,17 @@ void WorkerSession::begin_overrun() {
   overrunning_ = true;
   std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
   ++launcher_->overrunning_;
+  launcher_->overran_kernels_.insert(kernel_);
+}
+
+double WorkerSession::turn_bound_seconds() {
+  if (!launcher_) return 0.0;
+  const SandboxOptions& opt = launcher_->options();
+  const double bound = opt.gpu_turn_bound_seconds;
+  if (bound <= 0) return 0.0;
+  std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
+  if (!launcher_->overran_kernels_.count(kernel_)) return bound;
+  return std::min(bound, std::max(0.001, opt.gpu_turn_bound_after_overrun_seconds));  // 0 would mean unbounded
 }
 
 void WorkerSession::end_overrun() {
@@ -317,7 +331,7 @@ void WorkerSession::end_overrun() {
 }
 
 Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
-                                std::string* reply_payload) {
+                                std::string* reply_payload, Turn mode) {
   Outcome o;
   if (finished_) {
     o.kind = Outcome::Kind::HarnessError;
@@ -334,14 +348,35 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
     ~OverrunEnd() { s->end_overrun(); }
   } overrun_end{this};
   std::optional<GpuTurn> turn;
-  take_gpu_turn(turn);
-  wire::write_frame(req_fd_, type, payload);
+  struct WatchShared {  // take_gpu_turn notes a shared device for this request only
+    WorkerSession* s;
+    ~WatchShared() { s->watch_shared_ = false; }
+  } watch{this};
+  watch_shared_ = true;
   wire::Frame f;
   std::string why;
-  Outcome unused;
-  bool over_limit = false;
-  wire::ReadStatus rs = read_reply(&f, &why, &unused, &over_limit, turn ? &*turn : nullptr, /*watch=*/false);
-  if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+  if (mode == Turn::WorkerAsks) {
+    wire::write_frame(req_fd_, type, payload);
+    std::string turn_slip;
+    if (!await_case_reply(turn, &f, &why, &turn_slip, &o, /*bounded=*/false)) return o;
+    if (!turn_slip.empty()) {
+      kill_now();
+      bool exited;
+      wait_status(&exited);
+      o.kind = Outcome::Kind::Died;
+      o.category = Category::Crash;
+      o.message = "protocol violation: " + turn_slip;
+      return o;
+    }
+  } else {
+    take_gpu_turn(turn);
+    wire::write_frame(req_fd_, type, payload);
+    Outcome unused;
+    bool over_limit = false;
+    GpuTurn* bounded_turn = mode == Turn::Bounded && turn ? &*turn : nullptr;
+    wire::ReadStatus rs = read_reply(&f, &why, &unused, &over_limit, bounded_turn, /*watch=*/false);
+    if (rs != wire::ReadStatus::Ok) return fail_from_child(rs, why);
+  }
   if (special_frame(f, &o)) return o;
   if (f.type != reply_type) {
     kill_now();
@@ -360,7 +395,7 @@ wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Out
                                            GpuTurn* turn, bool watch) {
   *over_limit = false;
   watch = watch && resident_limit_ > 0;
-  const double bound = launcher_ ? launcher_->options().gpu_turn_bound_seconds : 0.0;
+  const double bound = turn ? turn_bound_seconds() : 0.0;
   auto bounded = [&] { return turn && turn->outer() && !turn->overran() && bound > 0; };
   // Sample every 20 ms until the reply starts (or the deadline), and once more when it has come:
   // a child that grew past the limit while computing is killed even if it managed to reply.

@@ -15,6 +15,7 @@
 
 #include "gauntlet/kernel_abi.h"
 #include "gauntlet/common/wire.h"
+#include "case_transfers.h"
 #include "device_poison.h"
 #include "guarded_alloc.h"
 #include "tensor_storage.h"
@@ -204,18 +205,29 @@ struct CaseArgs {
 CaseArgs make_case_args(const wire::CaseRequest& req) {
   CaseArgs c;
   c.args.resize(req.args.size());
+  std::vector<at::Tensor> host_inputs;
   for (size_t i = 0; i < req.args.size(); ++i) {
     const wire::Arg& a = req.args[i];
     KernelArg& k = c.args[i];
     k.kind = KernelArg::Kind(uint8_t(a.kind));
-    k.tensor = (g_cuda && a.kind == wire::Arg::Kind::Tensor && a.tensor.defined()) ? to_cuda_same_layout(a.tensor) : a.tensor;
+    k.tensor = a.tensor;
     k.i = a.i;
     k.d = a.d;
     k.b = a.b;
     if (a.kind == wire::Arg::Kind::Tensor) {
-      c.inputs.push_back(k.tensor);
-      c.before.push_back(storage_bytes(a.tensor));  // the CPU bytes the device copy was made from
+      host_inputs.push_back(a.tensor);
+      c.before.push_back(storage_bytes(a.tensor));  // the CPU bytes the device copy is made from
     }
+  }
+  // device=cuda: the tensors go to the GPU together, waited for once (case_transfers.h).
+  std::vector<at::Tensor> device_inputs;
+  if (g_cuda) device_inputs = to_cuda_same_layout_all(host_inputs);
+  size_t j = 0;
+  for (size_t i = 0; i < req.args.size(); ++i) {
+    if (req.args[i].kind != wire::Arg::Kind::Tensor) continue;
+    if (g_cuda && req.args[i].tensor.defined()) c.args[i].tensor = device_inputs[j];
+    c.inputs.push_back(c.args[i].tensor);
+    ++j;
   }
   return c;
 }
@@ -261,9 +273,12 @@ int32_t first_overlap(const at::Tensor& t, const std::vector<at::Tensor>& among,
 
 // A call's outputs as the parent gets them: where each lives, what it aliases (an input, an earlier
 // output, an output of the previous call), its layout, and a host copy. False with the reply's code
-// and message set when the entry returned an undefined tensor.
+// and message set when the entry returned an undefined tensor. With `inputs_after` (device=cuda,
+// the case's last call) the inputs' storages are read back in the same batch as the outputs.
 bool collect_call_outputs(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& inputs,
-                          const std::vector<at::Tensor>& previous, wire::CallOutputs* co, wire::CaseReply* rep) {
+                          const std::vector<at::Tensor>& previous, wire::CallOutputs* co, wire::CaseReply* rep,
+                          std::vector<std::string>* inputs_after) {
+  HostBatch batch;
   for (size_t i = 0; i < outs.size(); ++i) {
     const at::Tensor& t = outs[i];
     if (!t.defined()) {
@@ -277,18 +292,30 @@ bool collect_call_outputs(const std::vector<at::Tensor>& outs, const std::vector
     co->output_contiguous.push_back(t.is_contiguous());
     co->alias_previous_call.push_back(first_overlap(t, previous, previous.size()));
     // Copy now: a later call may reuse (and overwrite) the same buffer.
-    const auto h0 = PhaseClock::now();
-    co->outputs.push_back(t.cpu().contiguous().clone());
-    if (g_cuda) rep->from_device_seconds += seconds_since(h0);
+    if (g_cuda) batch.add_values(t);
+    else co->outputs.push_back(t.cpu().contiguous().clone());
   }
+  if (!g_cuda) return true;
+  const auto h0 = PhaseClock::now();
+  std::vector<size_t> input_slots;
+  if (inputs_after)
+    for (const at::Tensor& t : inputs) input_slots.push_back(batch.add_storage(t));
+  batch.wait();
+  for (size_t i = 0; i < outs.size(); ++i) co->outputs.push_back(batch.values(i));
+  if (inputs_after)
+    for (size_t slot : input_slots) inputs_after->push_back(batch.storage(slot));
+  rep->from_device_seconds += seconds_since(h0);
   return true;
 }
 
 // The case's calls (CaseRequest::repeat, at least one). False with the reply's code and message set
-// (and no calls) when one fails; *seconds: the calls' time. *previous holds the last call's outputs.
+// (and no calls) when one fails; *seconds: the calls' time. *previous holds the last call's outputs;
+// device=cuda: *inputs_after the inputs' storage bytes after the last call.
 bool run_calls(const KernelEntry& entry, const wire::CaseRequest& req, const CaseBytes& bytes, CaseArgs* c,
-               std::vector<at::Tensor>* previous, wire::CaseReply* rep, double* seconds) {
-  for (uint32_t call = 0; call < std::max<uint32_t>(1, req.repeat); ++call) {
+               std::vector<at::Tensor>* previous, wire::CaseReply* rep, double* seconds,
+               std::vector<std::string>* inputs_after) {
+  const uint32_t calls = std::max<uint32_t>(1, req.repeat);
+  for (uint32_t call = 0; call < calls; ++call) {
     std::vector<at::Tensor> outs;
     std::string error;
     if (g_cuda && call > 0) poison_before_call(bytes, rep);  // and before each repeat
@@ -300,7 +327,8 @@ bool run_calls(const KernelEntry& entry, const wire::CaseRequest& req, const Cas
       return false;
     }
     wire::CallOutputs co;
-    if (!collect_call_outputs(outs, c->inputs, *previous, &co, rep)) {
+    if (!collect_call_outputs(outs, c->inputs, *previous, &co, rep,
+                              g_cuda && call + 1 == calls ? inputs_after : nullptr)) {
       rep->calls.clear();
       return false;
     }
@@ -312,16 +340,26 @@ bool run_calls(const KernelEntry& entry, const wire::CaseRequest& req, const Cas
   return true;
 }
 
+// A CPU tensor with `t`'s sizes, strides and offset over `bytes`, the whole storage read back.
+at::Tensor mirror_of(const at::Tensor& t, const std::string& bytes) {
+  at::Tensor m = at::empty({int64_t(bytes.size())}, at::TensorOptions().dtype(at::kByte));
+  if (!bytes.empty()) std::memcpy(m.data_ptr(), bytes.data(), bytes.size());
+  at::Tensor v = at::empty({0}, t.options().device(at::kCPU));
+  v.set_(m.storage(), t.storage_offset(), t.sizes(), t.strides());
+  return v;
+}
+
 // Whether the calls left every input's storage as it was; findings say where one changed.
-void check_inputs_unchanged(const CaseArgs& c, wire::CaseReply* rep) {
+// device=cuda: `after` holds the storages as read back with the last call's outputs.
+void check_inputs_unchanged(const CaseArgs& c, const std::vector<std::string>& after, wire::CaseReply* rep) {
   const auto c0 = PhaseClock::now();
   for (size_t j = 0; j < c.inputs.size(); ++j)
-    if (storage_bytes(c.inputs[j]) != c.before[j]) rep->inputs_unchanged = false;
+    if ((g_cuda ? after[j] : storage_bytes(c.inputs[j])) != c.before[j]) rep->inputs_unchanged = false;
   if (g_cuda) rep->check_seconds = seconds_since(c0);
   if (rep->inputs_unchanged) return;
   if (g_cuda) {  // the findings read storage bytes on the host: hand them CPU mirrors
     std::vector<at::Tensor> mirrors;
-    for (const at::Tensor& t : c.inputs) mirrors.push_back(host_mirror(t));
+    for (size_t j = 0; j < c.inputs.size(); ++j) mirrors.push_back(mirror_of(c.inputs[j], after[j]));
     note_modified_inputs(mirrors, c.before, &rep->memory_findings);
   } else {
     note_modified_inputs(c.inputs, c.before, &rep->memory_findings);
@@ -360,8 +398,9 @@ wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest
   // The previous call's outputs stay alive until the next call has returned, so storage they share
   // with it was handed out again by the kernel, not recycled by the allocator.
   std::vector<at::Tensor> previous;
-  if (!run_calls(entry, req, bytes, &c, &previous, &rep, &seconds)) return rep;
-  check_inputs_unchanged(c, &rep);
+  std::vector<std::string> inputs_after;
+  if (!run_calls(entry, req, bytes, &c, &previous, &rep, &seconds, &inputs_after)) return rep;
+  check_inputs_unchanged(c, inputs_after, &rep);
   rep.kernel_seconds = seconds;
   take_case_records(&rep);
   return rep;
@@ -387,7 +426,11 @@ bool serve_timing(const KernelEntry& entry, const wire::Frame& f) {
     rep.code = kWorkerInternalError;
     rep.message = "worker could not decode the timing request: " + why;
   } else {
+    // The turn covers the device work only: the sets arrived and the reply (verified outputs, tens
+    // of megabytes at the timed shape) is encoded and written while another child has the GPU.
+    if (req.turn_handshake && !take_turn()) return false;
     rep = run_timing(entry, req, g_cuda);
+    if (req.turn_handshake && !reply(wire::FrameType::TurnRelease, "")) return false;
   }
   return reply(wire::FrameType::TimeReply, wire::encode(rep));
 }

@@ -165,6 +165,26 @@ TEST(TimingWire, RequestReplyAndPeaksRoundTrip) {
   EXPECT_DOUBLE_EQ(pback.matmul_flops_f16, 7.5e14);
 }
 
+// The GPU turn handshake flag travels as one trailing byte, and only when set: a request without
+// it is byte for byte what workers that predate it decode.
+TEST(TimingWire, TurnHandshakeIsATrailingByteOnlyWhenSet) {
+  wire::TimeRequest req;
+  wire::Arg t;
+  t.tensor = at::ones({4});
+  req.sets = {{t}};
+  const std::string plain = wire::encode(req);
+  req.turn_handshake = true;
+  const std::string asking = wire::encode(req);
+  ASSERT_EQ(asking.size(), plain.size() + 1);
+  EXPECT_EQ(asking.substr(0, plain.size()), plain);
+  wire::TimeRequest back;
+  std::string why;
+  ASSERT_TRUE(wire::decode(asking, &back, &why)) << why;
+  EXPECT_TRUE(back.turn_handshake);
+  ASSERT_TRUE(wire::decode(plain, &back, &why)) << why;
+  EXPECT_FALSE(back.turn_handshake);
+}
+
 TEST(TimingWire, TruncatedOrInconsistentMessagesAreRejected) {
   wire::TimeRequest req;
   wire::Arg t;
@@ -174,7 +194,7 @@ TEST(TimingWire, TruncatedOrInconsistentMessagesAreRejected) {
   wire::TimeRequest back;
   std::string why;
   EXPECT_FALSE(wire::decode(bytes.substr(0, bytes.size() - 3), &back, &why));
-  EXPECT_FALSE(wire::decode(bytes + "x", &back, &why));
+  EXPECT_FALSE(wire::decode(bytes + "xx", &back, &why));  // one byte would read as the handshake flag
   req.min_iterations = 20;
   req.max_iterations = 10;  // min above max
   EXPECT_FALSE(wire::decode(wire::encode(req), &back, &why));

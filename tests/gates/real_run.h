@@ -32,7 +32,10 @@ struct CorpusKernelRun {
   std::string replay_dir;
   std::unique_ptr<GateContext> ctx;
 
-  explicit CorpusKernelRun(const std::string& rel_manifest, uint64_t seed = 5, const std::string& tag = "gate") {
+  // `options`: the children's sandbox (a fake GPU's turn lock, say); the defaults otherwise.
+  explicit CorpusKernelRun(const std::string& rel_manifest, uint64_t seed = 5, const std::string& tag = "gate",
+                           const SandboxOptions& options = SandboxOptions{})
+      : launcher(options) {
     std::string error;
     // An absolute path is taken as it is (manifests a test writes itself).
     const std::string path =

@@ -69,8 +69,9 @@ TEST(TimingGate, SkipsAfterAnEarlierGateFailed) {
 // device's lock file stands for the GPU, as in tests/sandbox/gpu_turn_test.cpp.
 TEST(TimingGate, ATimedLoopBesideAnOverrunningChildIsReportedUncertainNotFailed) {
   const std::string lock = "/tmp/gauntlet-test-timing-shared-" + std::to_string(getpid()) + ".lock";
-  CorpusKernelRun r("controls/relu.json", 5, "timing");
-  r.ctx->clock_section = gpu_clock_section(lock);
+  SandboxOptions fake_gpu;
+  fake_gpu.fake_gpu_turn_lock = lock;  // the children take turns on it as CUDA children do
+  CorpusKernelRun r("controls/relu.json", 5, "timing", fake_gpu);
   GateVerdict alone = make_gate("timing")->run(*r.ctx);
   ASSERT_EQ(alone.status, Status::Pass) << alone.message;
   EXPECT_FALSE(alone.evidence["dtypes"][0]["gpu_shared"].get<bool>());

@@ -328,5 +328,52 @@ TEST(GpuTurnBound, AKernelOverrunsWithOneChildAtATime) {
   unlink((lock + ".overrun").c_str());
 }
 
+// One spinning request of a kernel: seconds it held the fake GPU to itself before giving it up.
+double held_before_overrun(WorkerSession* child, int64_t case_id, Outcome* out) {
+  const GpuTurn::Totals before = GpuTurn::process_totals();
+  *out = child->call(relu_case(case_id));
+  const GpuTurn::Totals after = GpuTurn::process_totals();
+  EXPECT_EQ(after.overruns, before.overruns + 1) << "the spinning request did not give its turn up";
+  return after.held_seconds - before.held_seconds;
+}
+
+// Once a kernel's request has overrun, its later requests share the GPU after the shorter bound
+// (SandboxOptions::gpu_turn_bound_after_overrun_seconds) instead of keeping it for the whole bound
+// again; a fresh launcher (another verify) starts that kernel at the full bound. The bounds are
+// far apart (2 s against 0.1 s) so a loaded machine's scheduling cannot decide the outcome.
+TEST(GpuTurnBound, AKernelThatOverranGetsTheShorterBoundForItsLaterRequests) {
+  const std::string lock = temp_lock_path("fake-gpu-after-overrun");
+  const std::string spin_so = build_corpus_kernel("corpus/hostile/infinite_loop.cpp");
+  ASSERT_FALSE(spin_so.empty());
+  SandboxOptions o;
+  o.timeout_seconds = 3;
+  o.gpu_turn_bound_seconds = 2.0;
+  o.gpu_turn_bound_after_overrun_seconds = 0.1;
+  o.fake_gpu_turn_lock = lock;
+  Launcher launcher(o);
+  std::string error;
+  auto first = launcher.spawn(&error);
+  ASSERT_TRUE(first) << error;
+  ASSERT_EQ(first->load(spin_so, "forward").kind, Outcome::Kind::Ok);
+  Outcome a, b;
+  const double first_held = held_before_overrun(first.get(), 1, &a);
+  EXPECT_EQ(a.kind, Outcome::Kind::TimedOut);
+  EXPECT_GE(first_held, 1.9) << "the first overrun came before the full bound";
+  auto second = launcher.spawn(&error);  // the kernel's next gate
+  ASSERT_TRUE(second) << error;
+  ASSERT_EQ(second->load(spin_so, "forward").kind, Outcome::Kind::Ok);
+  const double second_held = held_before_overrun(second.get(), 2, &b);
+  EXPECT_EQ(b.kind, Outcome::Kind::TimedOut) << "the spinner keeps its own timeout";
+  EXPECT_LT(second_held, 1.0) << "the kernel kept the GPU for the whole bound again after overrunning";
+  Launcher fresh(o);
+  auto third = fresh.spawn(&error);
+  ASSERT_TRUE(third) << error;
+  ASSERT_EQ(third->load(spin_so, "forward").kind, Outcome::Kind::Ok);
+  Outcome c;
+  EXPECT_GE(held_before_overrun(third.get(), 3, &c), 1.9) << "another launcher inherited the kernel's overrun";
+  unlink(lock.c_str());
+  unlink((lock + ".overrun").c_str());
+}
+
 }  // namespace
 }  // namespace gauntlet

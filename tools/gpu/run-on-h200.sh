@@ -41,6 +41,8 @@
 #                     superaccumulating all (tools/bench/exact_oracle_bench.cpp; EXACT_BENCH_N, EXACT_BENCH_SMALL_N)
 #   GPU_CPU_CHECK=1   also the CPU relu control, for comparison (default 0)
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
+#   GPU_PACK=0        leave $OUT as it is (default: everything but *.md, steps.log and env.txt is
+#                     packed into rest.tgz at the end, since only a few files come back)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -335,6 +337,14 @@ print(f"| {label} | {wall} | exit {code} | {len(rows)} kernels, {verdicts} | {le
       f"| turn waits {waited:.1f} s | timing gates that shared the GPU: {timing_shared} |")
 PY
     tail -1 "$OUT/spinner.md" | tee -a "$OUT/steps.log"
+    # Where the controls' time went (worker phases, turns by length): throughput_summary.py reads
+    # one report per file.
+    python3 -c "
+import json, os, sys
+rows = json.load(open(sys.argv[1])); os.makedirs(sys.argv[2], exist_ok=True)
+for i, r in enumerate(rows): json.dump(r, open(os.path.join(sys.argv[2], f'{i}.json'), 'w'))
+" "$OUT/spinner-$label.json" "$OUT/spinner-$label-reports" 2>/dev/null &&
+      python3 tools/gpu/throughput_summary.py "$OUT/spinner-$label-reports" "$wall" "controls, $label" >> "$OUT/spinner-phases.md" 2>&1
   }
   echo "| audit | wall s | exit | verdicts | controls' throughput | | |" > "$OUT/spinner.md"
   echo "|---|---|---|---|---|---|---|" >> "$OUT/spinner.md"
@@ -481,5 +491,11 @@ for d in "$OUT"/throughput-*/; do
 done
 # The kernel build cache's peaks (timing gate) for the record.
 cp -r "$GAUNTLET_CACHE/peaks" "$OUT/" 2>/dev/null
+# The device tool brings back a few files only: everything but the summaries goes into one archive.
+if [ "${GPU_PACK:-1}" = 1 ]; then
+  (cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name '*.md' ! -name steps.log ! -name env.txt ! -name rest.tgz \
+     -printf '%P\n' | tar -czf rest.tgz -T - && find . -mindepth 1 -maxdepth 1 ! -name '*.md' ! -name steps.log \
+     ! -name env.txt ! -name rest.tgz -exec rm -rf {} +)
+fi
 stamp "done rc=$rc"
 exit $rc

@@ -48,12 +48,6 @@ struct GateContext {
   std::string sandbox_note;    // filled by open_session: isolation actually achieved
   // Gates that failed or errored before this one (verify fills it): timing runs only without any.
   std::vector<std::string> earlier_failures;
-  // Entered (true) and left (false) around the part of a gate whose clocks must have the device to
-  // itself: the timing gate's timed loop and peak measurement. verify serializes these per GPU, so
-  // several kernels' timing gates can generate inputs and oracles at once; null: nothing to do.
-  // Entering returns true when the device is shared all the same: a child past its GPU turn's
-  // bound still runs there (gpu_turn.h), time-sliced with the timed loop.
-  std::function<bool(bool)> clock_section;
   // CUDA_DEVICE_MAX_CONNECTIONS of this gate's CUDA children (LoadRequest::hardware_queues); 0:
   // the driver's default. verify sets it per gate (gate_hardware_queues).
   uint32_t cuda_hardware_queues = 0;

@@ -24,6 +24,11 @@ struct TimeRequest {
   double budget_seconds = 1.0;         // wall time the timed loop may take (estimated from warm-up)
   uint64_t flush_bytes = 0;            // GPU: bytes written to a scratch buffer before every timed call
   int32_t threads = 1;                 // CPU: intra-op threads for candidate and baseline alike
+  // The worker asks for the GPU turn once the request is decoded and gives it back once the
+  // verified outputs are on the host, before it encodes its reply (FrameType::TurnRequest ...,
+  // as CaseRequest::turn_handshake), so the input sets and outputs crossing the pipe, tens of
+  // megabytes at the timed shape, do not hold the GPU. Encoded only when set (a trailing byte).
+  bool turn_handshake = false;
 };
 
 // Measured peaks of the device the worker runs on (FrameType::PeaksReply), cached by the parent.

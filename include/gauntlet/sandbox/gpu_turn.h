@@ -72,10 +72,5 @@ class GpuTurn {
   std::chrono::steady_clock::time_point granted_;
 };
 
-// The timing gate's clock section on the device whose turns lock `lock_path`
-// (GateContext::clock_section): entering takes the turn and holds it until left; entering returns
-// whether a child past its turn's bound still runs there (the timed loop shares the device).
-// Entered and left on one thread.
-std::function<bool(bool)> gpu_clock_section(const std::string& lock_path);
 
 }  // namespace gauntlet

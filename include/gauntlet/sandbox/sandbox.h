@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,13 @@ struct SandboxOptions {
   // time-sliced, until it replies or its own --timeout ends it. 1 s is many times the longest
   // request of a correct control (docs/gpu.md) and short beside any --timeout. 0: unbounded.
   double gpu_turn_bound_seconds = 1.0;
+  // The bound for a kernel's requests once one of its requests overran (by the kernel's
+  // so_path, for this launcher's life): at most this. A kernel that spun once has shown it may
+  // spin again, and each of its later gates would otherwise keep the GPU to itself for the whole
+  // bound before sharing it (on the H200 about a tenth of a spinner audit's wall time). 0.1 s is
+  // still many times a correct control's longest request; a slow kernel that does finish keeps
+  // running, time-sliced, and keeps its own --timeout.
+  double gpu_turn_bound_after_overrun_seconds = 0.1;
   // Tests (a fake device): CPU children take GPU turns on this lock file as CUDA children do.
   std::string fake_gpu_turn_lock;
 };
@@ -159,6 +167,9 @@ class Launcher {
   std::mutex overrun_mu_;
   std::condition_variable overrun_cv_;
   int overrunning_ = 0;
+  // Kernels (so_path) with a request that went past its bound: their later requests get
+  // SandboxOptions::gpu_turn_bound_after_overrun_seconds. Guarded by overrun_mu_.
+  std::set<std::string> overran_kernels_;
 };
 
 // One sandboxed child: load a kernel, then send it cases. Its deadline covers its whole life.
@@ -170,10 +181,22 @@ class WorkerSession {
   // The same with every LoadRequest field chosen by the caller (operator recording, ...).
   Outcome load(const wire::LoadRequest& request);
   Outcome call(const wire::CaseRequest& request);
-  // Sends one frame and waits for a frame of `reply_type` (the timing gate's requests). Ok with
-  // *reply_payload, or how the child failed (died, timed out, broke the protocol).
+  // How a request other than a case holds the GPU (CUDA children, or any under a fake device).
+  enum class Turn {
+    Bounded,     // the parent takes the turn before sending; past the bound it is shared (Check)
+    Whole,       // the same, never given up early: the request measures the device (Peaks)
+    WorkerAsks,  // the worker asks for it by handshake once the request is decoded and gives it
+                 // back before replying (TimeRequest::turn_handshake); never given up early
+  };
+  // Sends one frame and waits for a frame of `reply_type` (the timing gate's requests, the
+  // standard check). Ok with *reply_payload, or how the child failed (died, timed out, broke the
+  // protocol).
   Outcome exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
-                   std::string* reply_payload);
+                   std::string* reply_payload, Turn turn = Turn::Bounded);
+  // Whether a GPU turn of an exchange() was granted while another child ran past its bound on the
+  // same device (gpu_turn.h): its requests then shared the GPU, time-sliced (timed figures are
+  // uncertain). No turn can start overrunning while this one holds the device.
+  bool gpu_shared() const { return gpu_shared_; }
   std::string signature() const { return signature_; }
   std::string sandbox_notes() const { return notes_; }
   // device=cuda: the GPU as this child saw it (JSON object text); empty for CPU children.
@@ -202,11 +225,15 @@ class WorkerSession {
   // The request in flight went past its turn's bound (counted on the launcher until it ends).
   void begin_overrun();
   void end_overrun();
+  // The bound for this session's next request: the launcher's, or the shorter one once this
+  // kernel has overrun (SandboxOptions::gpu_turn_bound_after_overrun_seconds). 0: unbounded.
+  double turn_bound_seconds();
   // call's steps (worker_call.cpp). Serves the child's GPU turn requests and releases until its
   // case reply (*f); a turn frame out of order ends the wait with *turn_slip naming it. False with
   // *o final when the child failed (died, timed out, over its memory limit).
+  // `bounded`: a turn held past the bound is given up (SandboxOptions::gpu_turn_bound_seconds).
   bool await_case_reply(std::optional<GpuTurn>& turn, wire::Frame* f, std::string* why, std::string* turn_slip,
-                        Outcome* o);
+                        Outcome* o, bool bounded = true);
   // Decodes the case reply into o->reply; false with *o final (the child killed) when it is malformed,
   // out of turn or for another case.
   bool check_case_reply(const wire::CaseRequest& request, const wire::Frame& f, const std::string& turn_slip,
@@ -224,6 +251,9 @@ class WorkerSession {
   bool cuda_ = false;               // loaded with device=cuda
   int64_t resident_limit_ = 0;      // >0: resident memory watched at this bound
   bool overrunning_ = false;        // this request went past its GPU turn's bound
+  std::string kernel_;              // LoadRequest.so_path: whose overruns shorten the bound
+  bool gpu_shared_ = false;         // see gpu_shared()
+  bool watch_shared_ = false;       // exchange() in progress: take_gpu_turn notes a shared device
   std::string signature_, notes_, device_info_;
 };
 
