@@ -303,7 +303,7 @@ if [ "${GPU_SPINNER:-0}" = 1 ]; then
   "$BUILD_DIR"/gauntlet verify "$spin_manifest" --gates contract --timeout 3 --quiet > /dev/null 2>&1  # build it
   spinner_audit() {  # label, then extra flags for both audit and spinner
     local label=$1; shift
-    rm -f "$OUT/spinner-$label.db"*
+    rm -rf "$OUT/spinner-$label.db"* "$BUILD_DIR/spinner-$label-reports"
     local spin_pid=""
     if [ "$label" != alone ]; then
       ( while [ ! -f "$OUT/spinner-$label.done" ]; do
@@ -343,8 +343,9 @@ PY
 import json, os, sys
 rows = json.load(open(sys.argv[1])); os.makedirs(sys.argv[2], exist_ok=True)
 for i, r in enumerate(rows): json.dump(r, open(os.path.join(sys.argv[2], f'{i}.json'), 'w'))
-" "$OUT/spinner-$label.json" "$OUT/spinner-$label-reports" 2>/dev/null &&
-      python3 tools/gpu/throughput_summary.py "$OUT/spinner-$label-reports" "$wall" "controls, $label" >> "$OUT/spinner-phases.md" 2>&1
+" "$OUT/spinner-$label.json" "$BUILD_DIR/spinner-$label-reports" 2>/dev/null &&
+      python3 tools/gpu/throughput_summary.py "$BUILD_DIR/spinner-$label-reports" "$wall" "controls, $label" \
+        2>&1 | tee -a "$OUT/spinner-phases.md"
   }
   echo "| audit | wall s | exit | verdicts | controls' throughput | | |" > "$OUT/spinner.md"
   echo "|---|---|---|---|---|---|---|" >> "$OUT/spinner.md"
