@@ -191,10 +191,17 @@ at::Tensor materialize(const TensorRecipe& r) {
     at::Tensor t = at::empty({n}, at::kLong);
     int64_t* p = t.data_ptr<int64_t>();
     const uint64_t span = uint64_t(std::max<int64_t>(1, r.high - r.low));
-    // Each element is a pure function of (seed, stream, index): filled in parallel, same bytes.
-    at::parallel_for(0, n, kMaterializeGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) p[i] = r.low + int64_t(rng::below(r.seed, r.stream, uint64_t(i), span));
-    });
+    if (r.offsets || r.spread != Spread::Uniform || r.sorted) {
+      // Keys and offsets depend on each other's positions (runs, sorting, sums): drawn whole.
+      const std::vector<int64_t> v = r.offsets ? draw_offsets(n, r.high, r.spread, r.alpha, r.seed, r.stream)
+                                               : draw_keys(n, r.low, r.high, r.spread, r.alpha, r.sorted, r.seed, r.stream);
+      std::copy(v.begin(), v.end(), p);
+    } else {
+      // Each element is a pure function of (seed, stream, index): filled in parallel, same bytes.
+      at::parallel_for(0, n, kMaterializeGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) p[i] = r.low + int64_t(rng::below(r.seed, r.stream, uint64_t(i), span));
+      });
+    }
     // Pinned indices (the provenance gate's single-element changes), kept inside [low, high).
     for (const auto& [index, value] : r.specials)
       if (index >= 0 && index < n) p[index] = std::clamp(int64_t(value), r.low, std::max(r.low, r.high - 1));
@@ -327,6 +334,10 @@ nlohmann::json case_to_json(const Case& c) {
     t["shape"] = r.shape;
     t["distribution"] = distribution_name(r.distribution);
     if (r.distribution == Distribution::Index) t["range"] = {r.low, r.high};
+    if (r.spread != Spread::Uniform) t["spread"] = spread_name(r.spread);
+    if (r.spread == Spread::Zipf) t["alpha"] = r.alpha;
+    if (r.sorted) t["sorted"] = true;
+    if (r.offsets) t["offsets"] = true;
     if (r.positive) t["positive"] = true;
     if (!r.structure.empty()) t["structure"] = r.structure;
     if (r.layout != "contiguous") t["layout"] = r.layout;
@@ -379,6 +390,12 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
         r.high = t["range"].at(1);
       }
       r.positive = t.value("positive", false);
+      const auto spread = spread_from_name(t.value("spread", ""));
+      if (!spread) return (*error = "case tensor has an unknown spread " + t.value("spread", ""), false);
+      r.spread = *spread;
+      r.alpha = t.value("alpha", 0.0);
+      r.sorted = t.value("sorted", false);
+      r.offsets = t.value("offsets", false);
       r.structure = t.value("structure", "");
       if (!r.structure.empty() && !is_structure_name(r.structure))
         return (*error = "case tensor has an unknown structure " + r.structure, false);

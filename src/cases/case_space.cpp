@@ -249,14 +249,30 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
     dtypes[in.name] = r.dtype;
     r.seed = seed;
     r.stream = i;
-    if (in.values.kind == "index") {
+    const std::string& kind = in.values.kind;
+    if (kind == "index" || kind == "integer" || kind == "key" || kind == "bool") {
       std::string why;
-      auto lo = eval_expr(in.values.low.empty() ? "0" : in.values.low, vars, &why);
-      auto hi = eval_expr(in.values.below, vars, &why);
-      if (!lo || !hi) return (*error = "index bounds of " + in.name + ": " + why, false);
+      auto lo = eval_expr(kind == "bool" || in.values.low.empty() ? "0" : in.values.low, vars, &why);
+      auto hi = eval_expr(kind == "bool" ? "2" : in.values.below, vars, &why);
+      if (!lo || !hi) return (*error = kind + " bounds of " + in.name + ": " + why, false);
       r.distribution = Distribution::Index;
       r.low = *lo;
       r.high = *hi;
+      r.sorted = in.values.sorted;
+      if (kind == "key") {
+        r.spread = spread_from_name(in.values.distribution).value_or(Spread::Uniform);
+        r.alpha = in.values.alpha.value_or(0.0);
+      }
+    } else if (kind == "offsets") {
+      std::string why;
+      auto total = eval_expr(in.values.total, vars, &why);
+      if (!total) return (*error = "offsets total of " + in.name + ": " + why, false);
+      r.distribution = Distribution::Index;
+      r.offsets = true;
+      r.low = 0;
+      r.high = *total;
+      r.spread = spread_from_name(in.values.distribution).value_or(Spread::Uniform);
+      r.alpha = in.values.alpha.value_or(0.0);
     } else {
       r.distribution = dist;
       r.positive = in.values.kind == "positive" || in.values.kind == "nonnegative";

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gauntlet/cases/integer_spread.h"
 #include "gauntlet/schema/manifest.h"
 #include "gauntlet/schema/schema.h"
 #include "gauntlet/common/digest.h"  // inputs_digest: a case's inputs in replay files
@@ -64,6 +65,14 @@ struct TensorRecipe {
   std::vector<int64_t> shape;
   Distribution distribution = Distribution::Normal;
   int64_t low = 0, high = 0;  // Index: [low, high)
+  // Index: how the integers are spread (the schema's key, integer, bool and offsets value domains;
+  // integer_spread.h): keys repeat uniformly, Zipf-skewed, all equal, all distinct or in ascending
+  // runs (`alpha`: the Zipf exponent), ascending when `sorted`. With `offsets`, the values are
+  // monotone segment offsets from 0 to `high` (the total), their lengths spread as `spread`.
+  Spread spread = Spread::Uniform;
+  double alpha = 0;
+  bool sorted = false;
+  bool offsets = false;
   bool positive = false;      // value domain "positive"/"nonnegative": magnitude only
   std::string structure;      // value domain's structure over the last two dims (schema.h), "" none
   // Memory layout of the view handed to the kernel; the logical values are the same as the
