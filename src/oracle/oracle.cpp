@@ -142,6 +142,25 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
   return table;
 }
 
+// Oracles of ops that have no schema, control and library baseline yet (issue 20): run_oracle
+// runs them, oracle_ids() does not list them, so no schema lints against them and the tests that
+// hold every listed oracle to a control, a baseline and special-value agreement are not yet owed.
+// An oracle moves to oracle_table() with its schema.
+const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
+  namespace o = oracle_impl;
+  static const std::map<std::string, o::OracleFn> table = {
+      {"filter", o::filter},
+      {"sort", o::sort},
+      {"unique", o::unique},
+      {"topk", o::topk},
+      {"segment_sum", o::segment_sum},
+      {"group_by_sum", o::group_by_sum},
+      {"scatter_add", o::scatter_add},
+      {"hash_join", o::hash_join},
+  };
+  return table;
+}
+
 std::string first_line(const std::string& s) {
   const auto nl = s.find('\n');
   return nl == std::string::npos ? s : s.substr(0, nl);
@@ -174,7 +193,8 @@ OracleResult run_oracle(const std::string& oracle_id, const std::vector<at::Tens
   std::optional<HeavyOracleTurn> turn;
   if (!is_module_oracle_id(oracle_id) && is_heavy_oracle_call(inputs)) turn.emplace();
   OracleResult failed;
-  const auto& table = oracle_table();
+  const auto& listed = oracle_table();
+  const auto& table = listed.count(oracle_id) ? listed : pending_oracle_table();
   const auto it = table.find(oracle_id);
   const bool module = is_module_oracle_id(oracle_id);
   if (it == table.end() && !module) {

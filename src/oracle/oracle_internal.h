@@ -74,6 +74,16 @@ OracleResult sdpa(const Inputs&, const AttrMap&);
 OracleResult embedding(const Inputs&, const AttrMap&);
 OracleResult cross_entropy(const Inputs&, const AttrMap&);
 
+// The database-style ops (oracle_database.cpp; no schema uses them yet, issue 20).
+OracleResult filter(const Inputs&, const AttrMap&);
+OracleResult sort(const Inputs&, const AttrMap&);
+OracleResult unique(const Inputs&, const AttrMap&);
+OracleResult topk(const Inputs&, const AttrMap&);
+OracleResult segment_sum(const Inputs&, const AttrMap&);
+OracleResult group_by_sum(const Inputs&, const AttrMap&);
+OracleResult scatter_add(const Inputs&, const AttrMap&);
+OracleResult hash_join(const Inputs&, const AttrMap&);
+
 // y[b,i,j] = sum_k a[b,i,k] * w(b,k,j) (+ bias[j]), each element exact and rounded once to `out`
 // (relu'd after, where asked); a [B,M,K], w [B,K,N] (w_kn) or [B,N,K], all float64 contiguous.
 // `scale` gets |a|@|w| (+ |bias|), as the fp64 oracle's (oracle_exact_gemm.cpp).
