@@ -67,17 +67,8 @@ bool ends_search(const GateVerdict& v) {
          v.category == Category::LoadError;
 }
 
-// Candidate sizes of a dim, smallest first (the shrink target): small odd and even sizes plus the
-// schema's typical sizes up to the cap, inside the kernel's contract. Zero sizes are the shapes gate's.
 std::vector<int64_t> small_sizes(const CaseSpace& space, const std::string& dim) {
-  auto [lo, hi] = space.limits_for(dim);
-  std::set<int64_t> s = {1, 2, 3, 5, 8};
-  for (int64_t v : space.sizes_for(dim)) s.insert(v);
-  std::vector<int64_t> out;
-  for (int64_t v : s)
-    if (v >= std::max<int64_t>(lo, 1) && v <= hi && v <= kSizeCap) out.push_back(v);
-  if (out.empty()) out.push_back(std::max<int64_t>(lo, 1));
-  return out;
+  return small_dim_sizes(space, dim, kSizeCap);
 }
 
 // Draws dims (uniformly over the candidates), shape alternative, dtype, attributes and seed; false

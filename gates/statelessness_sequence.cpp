@@ -19,16 +19,8 @@ constexpr int64_t kSizeCap = 64;
 // Seeds of the B calls, derived from A's so a stored case replays the same sequence.
 constexpr uint64_t kValuesSalt = 0x5EED0000000000B1ull, kAttrsSalt = 0x5EED0000000000B2ull, kShapeSalt = 0x5EED0000000000B3ull;
 
-// Candidate sizes of a dim, smallest first (the shrink target), inside the kernel's contract.
 std::vector<int64_t> small_sizes(const CaseSpace& space, const std::string& dim) {
-  auto [lo, hi] = space.limits_for(dim);
-  std::set<int64_t> s = {1, 2, 3, 5, 8};
-  for (int64_t v : space.sizes_for(dim)) s.insert(v);
-  std::vector<int64_t> out;
-  for (int64_t v : s)
-    if (v >= std::max<int64_t>(lo, 1) && v <= hi && v <= kSizeCap) out.push_back(v);
-  if (out.empty()) out.push_back(std::max<int64_t>(lo, 1));
-  return out;
+  return small_dim_sizes(space, dim, kSizeCap);
 }
 
 bool same_shapes(const Case& a, const Case& b) {

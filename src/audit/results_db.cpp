@@ -446,17 +446,11 @@ std::string manifest_hash(const KernelManifest& m) {
   j["entry"] = m.entry;
   j["backward"] = m.backward_entry;
   j["device"] = m.device;
-  nlohmann::json dtypes = nlohmann::json::array();
-  for (DType d : m.dtypes) dtypes.push_back(dtype_name(d));
-  j["dtypes"] = dtypes;
+  j["dtypes"] = manifest_dtypes_json(m);
   nlohmann::json attrs = nlohmann::json::object();
   for (const auto& [k, v] : m.attrs) attrs[k] = attr_to_string(v);
   j["attrs"] = attrs;
-  nlohmann::json shapes = nlohmann::json::object();
-  for (const auto& [k, lim] : m.shapes)
-    shapes[k] = {{"min", lim.min ? nlohmann::json(*lim.min) : nlohmann::json()},
-                 {"max", lim.max ? nlohmann::json(*lim.max) : nlohmann::json()}};
-  j["shapes"] = shapes;
+  j["shapes"] = manifest_shapes_json(m);
   return sha256_hex(j.dump());
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 
 #include "gauntlet/common/numerics.h"
@@ -160,6 +161,17 @@ int64_t pick_index(int64_t n) { return n <= 1 ? 0 : *rc::gen::inRange<int64_t>(0
 uint64_t pick_seed() { return *rc::gen::noShrink(rc::gen::arbitrary<uint64_t>()); }
 
 int64_t draw_uniform(int64_t n) { return n <= 1 ? 0 : *rc::gen::resize(100, rc::gen::inRange<int64_t>(0, n)); }
+
+std::vector<int64_t> small_dim_sizes(const CaseSpace& space, const std::string& dim, int64_t cap) {
+  auto [lo, hi] = space.limits_for(dim);
+  std::set<int64_t> s = {1, 2, 3, 5, 8};
+  for (int64_t v : space.sizes_for(dim)) s.insert(v);
+  std::vector<int64_t> out;
+  for (int64_t v : s)
+    if (v >= std::max<int64_t>(lo, 1) && v <= hi && v <= cap) out.push_back(v);
+  if (out.empty()) out.push_back(std::max<int64_t>(lo, 1));
+  return out;
+}
 
 AttrMap draw_attrs(const CaseSpace& space, size_t alt) {
   const OpSchema& schema = space.schema();

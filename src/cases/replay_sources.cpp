@@ -155,17 +155,11 @@ void scan_includes(const std::string& src_dir, const std::string& rel_dir, const
 nlohmann::json manifest_json(const KernelManifest& m) {
   nlohmann::json j = {{"op", m.op}, {"entry", m.entry}, {"backward", m.backward_entry}, {"device", m.device},
                       {"path", m.manifest_path}};
-  nlohmann::json dtypes = nlohmann::json::array();
-  for (DType d : m.dtypes) dtypes.push_back(dtype_name(d));
-  j["dtypes"] = dtypes;
+  j["dtypes"] = manifest_dtypes_json(m);
   nlohmann::json attrs = nlohmann::json::object();
   for (const auto& [k, v] : m.attrs) std::visit([&, k = k](auto x) { attrs[k] = x; }, v);
   j["attrs"] = attrs;
-  nlohmann::json shapes = nlohmann::json::object();
-  for (const auto& [k, lim] : m.shapes)
-    shapes[k] = {{"min", lim.min ? nlohmann::json(*lim.min) : nlohmann::json()},
-                 {"max", lim.max ? nlohmann::json(*lim.max) : nlohmann::json()}};
-  j["shapes"] = shapes;
+  j["shapes"] = manifest_shapes_json(m);
   j["ranks"] = m.ranks;
   j["layouts"] = m.layouts;
   j["equal_dims"] = m.equal_dims;

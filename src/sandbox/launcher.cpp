@@ -402,17 +402,8 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error, bo
   if (achieved != wanted_ns_)
     note_ += " (wanted " + namespaces_to_string(wanted_ns_) + "; the host refused the rest)";
   register_child(pid_t(pid));
-  std::unique_ptr<WorkerSession> s(new WorkerSession());
-  s->launcher_ = this;
-  s->pid_ = pid_t(pid);
-  s->pid_ns_ = achieved & kNsPid;
-  s->req_fd_ = fds.req[1];
-  s->rep_fd_ = fds.rep[0];
-  s->capture_fd_ = fds.capture;
   ::close(fds.status[0]);  // the worker is our direct child: waitpid gives its status
-  s->timeout_seconds_ = options_.timeout_seconds;
-  s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
-  return s;
+  return adopt_child(pid_t(pid), achieved & kNsPid, fds.req[1], fds.rep[0], fds.capture);
 }
 
 std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
@@ -506,14 +497,18 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   if (python_) note_ = kPythonNote;
   else if (note_ == kPythonNote || note_.rfind(std::string(kPythonNote) + ";", 0) == 0) note_ = "fork+exec";
   note_ = note_.substr(0, note_.find(';')) + "; namespaces=" + namespaces_to_string(bits);
+  ::close(fds.status[0]);  // the worker is our direct child: waitpid gives its status
+  return adopt_child(pid, bits & kNsPid, fds.req[1], fds.rep[0], fds.capture);
+}
+
+std::unique_ptr<WorkerSession> Launcher::adopt_child(pid_t pid, bool pid_ns, int req_fd, int rep_fd, int capture_fd) {
   std::unique_ptr<WorkerSession> s(new WorkerSession());
   s->launcher_ = this;
   s->pid_ = pid;
-  s->pid_ns_ = bits & kNsPid;
-  s->req_fd_ = fds.req[1];
-  s->rep_fd_ = fds.rep[0];
-  s->capture_fd_ = fds.capture;
-  ::close(fds.status[0]);  // the worker is our direct child: waitpid gives its status
+  s->pid_ns_ = pid_ns;
+  s->req_fd_ = req_fd;
+  s->rep_fd_ = rep_fd;
+  s->capture_fd_ = capture_fd;
   s->timeout_seconds_ = options_.timeout_seconds;
   s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
   return s;

@@ -209,6 +209,20 @@ bool is_entry_name(const std::string& name) {
   return !start;
 }
 
+nlohmann::json manifest_dtypes_json(const KernelManifest& m) {
+  nlohmann::json dtypes = nlohmann::json::array();
+  for (DType d : m.dtypes) dtypes.push_back(dtype_name(d));
+  return dtypes;
+}
+
+nlohmann::json manifest_shapes_json(const KernelManifest& m) {
+  nlohmann::json shapes = nlohmann::json::object();
+  for (const auto& [k, lim] : m.shapes)
+    shapes[k] = {{"min", lim.min ? nlohmann::json(*lim.min) : nlohmann::json()},
+                 {"max", lim.max ? nlohmann::json(*lim.max) : nlohmann::json()}};
+  return shapes;
+}
+
 std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error) {
   std::optional<nlohmann::json> j = read_manifest_json(path, error);
   if (!j) return std::nullopt;

@@ -58,6 +58,10 @@ int64_t pick_index(int64_t n);  // uniform in [0, n), shrinking toward 0
 uint64_t pick_seed();           // a value seed for tensors (not shrunk)
 // Uniform in [0, n) whatever RapidCheck's current size (inRange narrows with it), shrinking toward 0.
 int64_t draw_uniform(int64_t n);
+// Candidate sizes of a dim, smallest first (the shrink target): 1, 2, 3, 5, 8 and the schema's
+// typical sizes, up to `cap`, inside the kernel's contract (never empty: the contract's least
+// nonzero size when none fits). Zero sizes are the shapes gate's.
+std::vector<int64_t> small_dim_sizes(const CaseSpace& space, const std::string& dim, int64_t cap);
 // A case's attributes: the manifest's fixed value, else for a dim attribute -1 (the shrink target)
 // or 0..rank-1 of the input it names (shape alternative `alt` for the first input), else one of
 // the schema's listed values, else its default.

@@ -144,6 +144,8 @@ class Launcher {
   std::vector<std::pair<pid_t, int64_t>> exiting_;
   std::unique_ptr<WorkerSession> spawn_via_zygote(std::string* error, bool python = false);
   std::unique_ptr<WorkerSession> spawn_via_exec(std::string* error);
+  // A started child as a session (either path): its pipes' ends, its deadline counted from now.
+  std::unique_ptr<WorkerSession> adopt_child(pid_t pid, bool pid_ns, int req_fd, int rep_fd, int capture_fd);
 
   // Guards everything below that spawning and reaping change (zygote socket, exiting_, notes).
   mutable std::recursive_mutex mu_;

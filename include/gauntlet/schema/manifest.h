@@ -76,6 +76,11 @@ inline constexpr const char* kEntryNameRule = "is not an entry name (identifiers
 // module's path when the manifest names one (the worker reads both files before its sandbox).
 std::string python_load_entry(const KernelManifest& m, const std::string& entry);
 
+// The manifest's dtypes (a JSON array of names) and shape limits (an object of {"min", "max"},
+// null where open), as replay files embed them and the results database hashes them.
+nlohmann::json manifest_dtypes_json(const KernelManifest& m);
+nlohmann::json manifest_shapes_json(const KernelManifest& m);
+
 // Loads a manifest. On failure returns nullopt with a one-line *error naming the file and field.
 std::optional<KernelManifest> load_manifest(const std::string& path, std::string* error);
 // Parses "k=v" attribute flags: v as bool (true/false), int, or double.
