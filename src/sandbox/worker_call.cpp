@@ -98,13 +98,13 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
 }
 
 bool WorkerSession::await_case_reply(std::optional<GpuTurn>& turn, wire::Frame* f, std::string* why,
-                                     std::string* turn_slip, Outcome* o, bool bounded) {
+                                     std::string* turn_slip, Outcome* o, bool bounded, bool watch) {
   bool over_limit = false;
   // The worker holds the turn from its TurnRequest's grant to its TurnRelease, and may give it
   // back and ask again inside one case (python/gauntlet_worker/turns.py: while Triton compiles).
   bool holding = false;
   while (true) {
-    wire::ReadStatus rs = read_reply(f, why, o, &over_limit, turn && bounded ? &*turn : nullptr);
+    wire::ReadStatus rs = read_reply(f, why, o, &over_limit, turn && bounded ? &*turn : nullptr, watch);
     if (over_limit) return false;
     if (rs != wire::ReadStatus::Ok) {
       *o = fail_from_child(rs, *why);

@@ -233,9 +233,10 @@ class WorkerSession {
   // call's steps (worker_call.cpp). Serves the child's GPU turn requests and releases until its
   // case reply (*f); a turn frame out of order ends the wait with *turn_slip naming it. False with
   // *o final when the child failed (died, timed out, over its memory limit).
-  // `bounded`: a turn held past the bound is given up (SandboxOptions::gpu_turn_bound_seconds).
+  // `bounded`: a turn held past the bound is given up (SandboxOptions::gpu_turn_bound_seconds);
+  // `watch`: the child's resident memory is sampled against the limit (read_reply).
   bool await_case_reply(std::optional<GpuTurn>& turn, wire::Frame* f, std::string* why, std::string* turn_slip,
-                        Outcome* o, bool bounded = true);
+                        Outcome* o, bool bounded = true, bool watch = true);
   // Decodes the case reply into o->reply; false with *o final (the child killed) when it is malformed,
   // out of turn or for another case.
   bool check_case_reply(const wire::CaseRequest& request, const wire::Frame& f, const std::string& turn_slip,
