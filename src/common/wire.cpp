@@ -464,6 +464,7 @@ std::string encode(const CaseReply& m) {
     w.f64(m.check_seconds);
     w.f64(m.case_seconds);
     w.f64(m.reserve_seconds);
+    w.f64(m.poison_release_seconds);
   }
   return std::move(w.bytes());
 }
@@ -532,6 +533,7 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
   m->host_copies.clear();
   m->has_phases = false;
   m->poison_seconds = m->to_device_seconds = m->from_device_seconds = m->check_seconds = m->case_seconds = m->reserve_seconds = 0;
+  m->poison_release_seconds = 0;
   while (r.ok() && !r.at_end()) {  // tagged optional sections
     uint8_t tag = 0;
     r.u8(&tag);
@@ -543,6 +545,7 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
       r.f64(&m->check_seconds);
       r.f64(&m->case_seconds);
       r.f64(&m->reserve_seconds);
+      r.f64(&m->poison_release_seconds);
       continue;
     }
     if (tag != kHostCopiesTag) return (*why = "unknown case reply section " + std::to_string(tag), false);

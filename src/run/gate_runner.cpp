@@ -134,7 +134,7 @@ GateContext GateRunner::copy_of_base() {
 // measured. False when another lane took the gate while this one waited for the slot.
 bool GateRunner::run_in_slot(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive, GateVerdict* v) {
   GateRun run{names_[i], earlier_failures, make_gate(names_[i]), {}, 0, 0, ""};
-  exclusive ? slots_.acquire_all() : slots_.acquire();
+  exclusive ? slots_.acquire_all() : slots_.acquire(gate_start_rank(run.name));
   if (options_.claim && !options_.claim(run.name)) {
     exclusive ? slots_.release_all() : slots_.release();
     return false;

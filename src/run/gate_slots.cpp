@@ -11,10 +11,15 @@ void GateSlots::wait(std::unique_lock<std::mutex>& lock, Ready ready) {
   while (!ready()) cv_.wait_for(lock, std::chrono::milliseconds(50));
 }
 
-void GateSlots::acquire() {
+void GateSlots::acquire(int rank) {
   std::unique_lock<std::mutex> lock(mu_);
-  wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0 && in_use_ < total(); });
+  const auto mine = waiting_ranks_.insert(rank);
+  wait(lock, [&] {
+    return !exclusive_ && exclusive_waiting_ == 0 && in_use_ < total() && *waiting_ranks_.begin() == rank;
+  });
+  waiting_ranks_.erase(mine);
   ++in_use_;
+  cv_.notify_all();  // the next rank may fit in a slot still free
 }
 
 void GateSlots::release() {

@@ -65,7 +65,8 @@ void add_gpu_usage(nlohmann::json* environment, const GpuCounters& before, const
                                        {"from_device_seconds", p.from_device_seconds - pb.from_device_seconds},
                                        {"check_seconds", p.check_seconds - pb.check_seconds},
                                        {"case_seconds", p.case_seconds - pb.case_seconds},
-                                       {"reserve_seconds", p.reserve_seconds - pb.reserve_seconds}};
+                                       {"reserve_seconds", p.reserve_seconds - pb.reserve_seconds},
+                                       {"poison_release_seconds", p.poison_release_seconds - pb.poison_release_seconds}};
 }
 
 }  // namespace gauntlet

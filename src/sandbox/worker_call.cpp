@@ -57,6 +57,7 @@ void add_worker_phases(const wire::CaseReply& reply) {
   g_phases.check_seconds += reply.check_seconds;
   g_phases.case_seconds += reply.case_seconds;
   g_phases.reserve_seconds += reply.reserve_seconds;
+  g_phases.poison_release_seconds += reply.poison_release_seconds;
 }
 
 WorkerPhaseTotals worker_phase_totals() {

@@ -53,37 +53,51 @@ at::Tensor elements_as_bytes(const at::Tensor& c) {
 
 }  // namespace
 
-std::vector<at::Tensor> to_cuda_same_layout_all(const std::vector<at::Tensor>& cpu) {
-  std::vector<at::Tensor> out(cpu.size());
-  std::vector<size_t> offset(cpu.size(), 0);
+StagedInputs stage_inputs(const std::vector<at::Tensor>& cpu) {
+  StagedInputs s;
+  s.cpu = cpu;
+  s.offset.assign(cpu.size(), 0);
   size_t total = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const at::Tensor& t = cpu[i];
+    if (!t.defined() || !t.has_storage()) continue;
+    s.offset[i] = total;
+    total = aligned(total + t.storage().nbytes());
+  }
+  // The previous case's copies out of this buffer are complete before it is rewritten: a case
+  // that ended in its kernel's exception was never waited for.
+  c10::impl::VirtualGuardImpl guard(c10::DeviceType::CUDA);
+  const c10::Stream stream = guard.getStream(guard.getDevice());
+  if (!guard.queryStream(stream)) guard.synchronizeStream(stream);
+  auto* base = static_cast<uint8_t*>(staging(0, total).data_ptr());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const at::Tensor& t = cpu[i];
+    if (t.defined() && t.has_storage() && t.storage().nbytes() > 0)
+      std::memcpy(base + s.offset[i], t.storage().data(), t.storage().nbytes());
+  }
+  s.ready = true;
+  return s;
+}
+
+std::vector<at::Tensor> to_cuda_same_layout_all(const StagedInputs& staged) {
+  const std::vector<at::Tensor>& cpu = staged.cpu;
+  std::vector<at::Tensor> out(cpu.size());
+  at::Tensor& stage = staging(0, 0);
   for (size_t i = 0; i < cpu.size(); ++i) {
     const at::Tensor& t = cpu[i];
     if (!t.defined()) continue;
     if (!t.has_storage()) {
-      out[i] = t.to(at::kCUDA);  // waited for by itself; no case input takes this path today
+      out[i] = t.to(at::kCUDA);  // no case input takes this path today
       continue;
     }
-    offset[i] = total;
-    total = aligned(total + t.storage().nbytes());
-  }
-  at::Tensor& stage = staging(0, total);
-  auto* base = static_cast<uint8_t*>(stage.data_ptr());
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    const at::Tensor& t = cpu[i];
-    if (!t.defined() || !t.has_storage()) continue;
     const size_t nbytes = t.storage().nbytes();
-    if (nbytes > 0) std::memcpy(base + offset[i], t.storage().data(), nbytes);
     // Taken from the caching allocator after the case's poisoning, like every device copy before.
     at::Tensor bytes = at::empty({int64_t(nbytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
-    if (nbytes > 0) bytes.copy_(stage.narrow(0, int64_t(offset[i]), int64_t(nbytes)), /*non_blocking=*/true);
+    if (nbytes > 0) bytes.copy_(stage.narrow(0, int64_t(staged.offset[i]), int64_t(nbytes)), /*non_blocking=*/true);
     at::Tensor d = at::empty({0}, t.options().device(at::kCUDA));
     d.set_(bytes.storage(), t.storage_offset(), t.sizes(), t.strides());
     out[i] = d;
   }
-  // One wait for every copy: the kernel then starts from inputs that are on the device whatever
-  // stream it launches on, as it did when each copy was waited for by itself.
-  if (total > 0) wait_for_current_stream();
   return out;
 }
 

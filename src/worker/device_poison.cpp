@@ -7,6 +7,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -74,16 +75,24 @@ int64_t power_of_two_at_least(int64_t n) {
   return p;
 }
 
-// Takes the blocks; when they are not all the cache holds, releases the cache and takes them afresh.
-std::vector<at::Tensor> take_whole_cache() {
+// Seconds poison_cuda_cache spent releasing the cache and taking the blocks afresh, in all.
+double g_release_seconds = 0;
+
+// Takes the blocks; when they are not all the cache holds, releases the cache and takes them afresh
+// (*release_seconds gains that time).
+std::vector<at::Tensor> take_whole_cache(double* release_seconds) {
   std::vector<at::Tensor> held = allocate_poison_blocks(g_sized_for_input, g_sized_for_largest);
-#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+#ifndef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+  (void)release_seconds;  // no allocator statistics before LibTorch 2.9: the blocks are taken as they come
+#else
   try {
     c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
     if (!cache_fully_allocated(allocator)) {
+      const auto r0 = std::chrono::steady_clock::now();
       held.clear();
       allocator->emptyCache();  // segments with no live block go back to the driver
       held = allocate_poison_blocks(g_sized_for_input, g_sized_for_largest);
+      *release_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
     }
   } catch (const std::exception&) {
   }
@@ -96,7 +105,8 @@ void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
   if (no_cuda_cache()) return;
   g_sized_for_input = power_of_two_at_least(input_bytes);
   g_sized_for_largest = power_of_two_at_least(largest_input_bytes);
-  take_whole_cache();  // and give the blocks straight back: they now fit the cache exactly
+  double outside_turn = 0;
+  take_whole_cache(&outside_turn);  // and give the blocks straight back: they now fit the cache exactly
 }
 
 int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_input_bytes) {
@@ -110,7 +120,7 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
   // fills were (1.3 of 2.0 ms). docs/gpu.md, "Issue 18".
   g_sized_for_input = power_of_two_at_least(input_bytes);
   g_sized_for_largest = power_of_two_at_least(largest_input_bytes);
-  std::vector<at::Tensor> held = take_whole_cache();
+  std::vector<at::Tensor> held = take_whole_cache(&g_release_seconds);
   int64_t total = 0;
   std::string error;
   for (at::Tensor& t : held) {
@@ -123,5 +133,7 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
   held.clear();  // back to the cache; a later allocation on this stream is ordered after the fills
   return total;
 }
+
+double poison_release_seconds_total() { return g_release_seconds; }
 
 }  // namespace gauntlet::worker

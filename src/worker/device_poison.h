@@ -28,4 +28,8 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
 // no turn, since they run nothing on the GPU.
 void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes);
 
+// The seconds poison_cuda_cache has spent, over the process's life, releasing the cache and taking
+// its blocks afresh (driver calls in the GPU turn: what reserve_poison_blocks is there to avoid).
+double poison_release_seconds_total();
+
 }  // namespace gauntlet::worker

@@ -93,10 +93,15 @@ uint8_t g_poison = 0xA5;  // LoadRequest.poison_byte: also written over the CUDA
 // its own, and its outputs must be complete before they are read); a CUDA error the kernel left
 // behind (launch failure, illegal address) throws.
 void synchronize_cuda() {
-  c10::impl::VirtualGuardImpl guard(c10::DeviceType::CUDA);
-  guard.getStream(guard.getDevice()).synchronize();  // the current stream, as cpp_extension kernels use
   std::string error;
-  if (cuda_rt::available() && !cuda_rt::device_synchronize(&error)) throw std::runtime_error(error);
+  // The whole device covers the current stream, as cpp_extension kernels use: one wait, not two
+  // (beside a kernel past its turn's bound every wait can cost a time slice, docs/gpu.md).
+  if (cuda_rt::available()) {
+    if (!cuda_rt::device_synchronize(&error)) throw std::runtime_error(error);
+    return;
+  }
+  c10::impl::VirtualGuardImpl guard(c10::DeviceType::CUDA);
+  guard.getStream(guard.getDevice()).synchronize();
 }
 
 // Torch's lazy CUDA start (its CUDA state, the caching allocator) and a first copy each way, done
@@ -162,9 +167,18 @@ void case_input_bytes(const wire::CaseRequest& req, int64_t* total, int64_t* lar
     }
 }
 
+// The case's tensor arguments, in argument order (undefined ones included).
+std::vector<at::Tensor> case_tensor_inputs(const wire::CaseRequest& req) {
+  std::vector<at::Tensor> inputs;
+  for (const wire::Arg& a : req.args)
+    if (a.kind == wire::Arg::Kind::Tensor) inputs.push_back(a.tensor);
+  return inputs;
+}
+
 // Before a CUDA case's GPU turn: what needs the driver but not the GPU (the poison blocks' device
-// memory, device_poison.h). An earlier failed case's inputs are released first, so the cache can be.
-void prepare_cuda_case(const wire::CaseRequest& req) {
+// memory, device_poison.h) and host work (the inputs' bytes into the page-locked staging buffer,
+// case_transfers.h). An earlier failed case's inputs are released first, so the cache can be.
+StagedInputs prepare_cuda_case(const wire::CaseRequest& req) {
   {
     std::lock_guard<std::mutex> lock(g_ops.mu);
     g_ops.inputs.clear();
@@ -173,9 +187,11 @@ void prepare_cuda_case(const wire::CaseRequest& req) {
   case_input_bytes(req, &input_bytes, &largest_input);
   try {
     reserve_poison_blocks(input_bytes, largest_input);
+    return stage_inputs(case_tensor_inputs(req));
   } catch (const std::exception&) {
     // Left to the case in its turn, where an error is reported.
   }
+  return {};
 }
 
 using PhaseClock = std::chrono::steady_clock;
@@ -190,22 +206,27 @@ struct CaseBytes {
 // device=cuda: the device copies of the inputs and the kernel's allocations come from poisoned memory.
 void poison_before_call(const CaseBytes& bytes, wire::CaseReply* rep) {
   const auto p0 = PhaseClock::now();
+  const double released_before = poison_release_seconds_total();
   poison_cuda_cache(g_poison, bytes.input, bytes.largest_input);
   rep->poison_seconds += seconds_since(p0);
+  rep->poison_release_seconds += poison_release_seconds_total() - released_before;
 }
 
 // The case's arguments as the entry takes them (device=cuda: tensors copied to the GPU), its tensor
-// inputs among them, and the CPU bytes each input started from.
+// inputs among them, and what each input started from: the CPU bytes (device=cpu, where the entry
+// gets the tensors themselves) or the request's CPU tensors (device=cuda, never handed to the entry).
 struct CaseArgs {
   std::vector<KernelArg> args;
   std::vector<at::Tensor> inputs;
   std::vector<std::string> before;
+  std::vector<at::Tensor> host_inputs;
+  double outside_turn_seconds = 0;  // between repeat calls, with the GPU turn given back
 };
 
-CaseArgs make_case_args(const wire::CaseRequest& req) {
+CaseArgs make_case_args(const wire::CaseRequest& req, const StagedInputs& staged) {
   CaseArgs c;
   c.args.resize(req.args.size());
-  std::vector<at::Tensor> host_inputs;
+  std::vector<at::Tensor>& host_inputs = c.host_inputs;
   for (size_t i = 0; i < req.args.size(); ++i) {
     const wire::Arg& a = req.args[i];
     KernelArg& k = c.args[i];
@@ -216,12 +237,12 @@ CaseArgs make_case_args(const wire::CaseRequest& req) {
     k.b = a.b;
     if (a.kind == wire::Arg::Kind::Tensor) {
       host_inputs.push_back(a.tensor);
-      c.before.push_back(storage_bytes(a.tensor));  // the CPU bytes the device copy is made from
+      if (!g_cuda) c.before.push_back(storage_bytes(a.tensor));
     }
   }
-  // device=cuda: the tensors go to the GPU together, waited for once (case_transfers.h).
+  // device=cuda: the tensors go to the GPU together, staged before the turn (case_transfers.h).
   std::vector<at::Tensor> device_inputs;
-  if (g_cuda) device_inputs = to_cuda_same_layout_all(host_inputs);
+  if (g_cuda) device_inputs = to_cuda_same_layout_all(staged.ready ? staged : stage_inputs(host_inputs));
   size_t j = 0;
   for (size_t i = 0; i < req.args.size(); ++i) {
     if (req.args[i].kind != wire::Arg::Kind::Tensor) continue;
@@ -308,6 +329,31 @@ bool collect_call_outputs(const std::vector<at::Tensor>& outs, const std::vector
   return true;
 }
 
+// The parent did not grant a turn asked for within a case: it is gone or out of step.
+struct TurnLost : std::runtime_error {
+  TurnLost() : std::runtime_error("the parent did not grant the GPU turn") {}
+};
+
+// Between repeat calls (determinism, statelessness) the turn is given back and asked for again.
+// device=cuda: meanwhile the poison blocks are made the whole cache again. The previous call's
+// outputs are alive, so the blocks are seldom the whole cache any more, and making them so releases
+// the cache and allocates afresh: driver calls that wait while other processes create contexts
+// (tens of ms on the H200 under load), which need no turn. A CPU child is granted at once, so every
+// repeated case on the CPU exercises the exchange.
+void give_turn_back_between_calls(const CaseBytes& bytes, double* outside_turn_seconds) {
+  const auto t0 = PhaseClock::now();
+  if (!reply(wire::FrameType::TurnRelease, "")) throw TurnLost();
+  if (g_cuda) {
+    try {
+      reserve_poison_blocks(bytes.input, bytes.largest_input);
+    } catch (const std::exception&) {
+      // Left to the poisoning in the turn.
+    }
+  }
+  if (!take_turn()) throw TurnLost();
+  *outside_turn_seconds += seconds_since(t0);
+}
+
 // The case's calls (CaseRequest::repeat, at least one). False with the reply's code and message set
 // (and no calls) when one fails; *seconds: the calls' time. *previous holds the last call's outputs;
 // device=cuda: *inputs_after the inputs' storage bytes after the last call.
@@ -318,6 +364,7 @@ bool run_calls(const KernelEntry& entry, const wire::CaseRequest& req, const Cas
   for (uint32_t call = 0; call < calls; ++call) {
     std::vector<at::Tensor> outs;
     std::string error;
+    if (call > 0 && req.turn_handshake) give_turn_back_between_calls(bytes, &c->outside_turn_seconds);
     if (g_cuda && call > 0) poison_before_call(bytes, rep);  // and before each repeat
     const int code = invoke_entry(entry, &c->args, &outs, &error, seconds);
     if (code != kCallOk) {
@@ -354,13 +401,18 @@ at::Tensor mirror_of(const at::Tensor& t, const std::string& bytes) {
 void check_inputs_unchanged(const CaseArgs& c, const std::vector<std::string>& after, wire::CaseReply* rep) {
   const auto c0 = PhaseClock::now();
   for (size_t j = 0; j < c.inputs.size(); ++j)
-    if ((g_cuda ? after[j] : storage_bytes(c.inputs[j])) != c.before[j]) rep->inputs_unchanged = false;
+    if (g_cuda ? !same_storage_bytes(c.host_inputs[j], after[j]) : storage_bytes(c.inputs[j]) != c.before[j])
+      rep->inputs_unchanged = false;
   if (g_cuda) rep->check_seconds = seconds_since(c0);
   if (rep->inputs_unchanged) return;
   if (g_cuda) {  // the findings read storage bytes on the host: hand them CPU mirrors
     std::vector<at::Tensor> mirrors;
-    for (size_t j = 0; j < c.inputs.size(); ++j) mirrors.push_back(mirror_of(c.inputs[j], after[j]));
-    note_modified_inputs(mirrors, c.before, &rep->memory_findings);
+    std::vector<std::string> before;
+    for (size_t j = 0; j < c.inputs.size(); ++j) {
+      mirrors.push_back(mirror_of(c.inputs[j], after[j]));
+      before.push_back(storage_bytes(c.host_inputs[j]));
+    }
+    note_modified_inputs(mirrors, before, &rep->memory_findings);
   } else {
     note_modified_inputs(c.inputs, c.before, &rep->memory_findings);
   }
@@ -377,7 +429,8 @@ void take_case_records(wire::CaseReply* rep) {
   }
 }
 
-wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest& req) {
+wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest& req, const StagedInputs& staged,
+                               double* outside_turn_seconds) {
   wire::CaseReply rep;
   rep.case_id = req.case_id;
   CaseBytes bytes;
@@ -391,7 +444,7 @@ wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest
     poison_before_call(bytes, &rep);
   }
   const auto d0 = PhaseClock::now();
-  CaseArgs c = make_case_args(req);
+  CaseArgs c = make_case_args(req, staged);
   if (g_cuda) rep.to_device_seconds = seconds_since(d0);
   double seconds = 0;
   begin_case_records(c.inputs);
@@ -399,18 +452,22 @@ wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest
   // with it was handed out again by the kernel, not recycled by the allocator.
   std::vector<at::Tensor> previous;
   std::vector<std::string> inputs_after;
-  if (!run_calls(entry, req, bytes, &c, &previous, &rep, &seconds, &inputs_after)) return rep;
+  const bool ran = run_calls(entry, req, bytes, &c, &previous, &rep, &seconds, &inputs_after);
+  *outside_turn_seconds = c.outside_turn_seconds;
+  if (!ran) return rep;
   check_inputs_unchanged(c, inputs_after, &rep);
   rep.kernel_seconds = seconds;
   take_case_records(&rep);
   return rep;
 }
 
-// One case, with its whole time (CaseReply::case_seconds) beside its phases.
-wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req) {
+// One case, with its whole time in the turn (CaseReply::case_seconds) beside its phases.
+wire::CaseReply run_case(const KernelEntry& entry, const wire::CaseRequest& req, const StagedInputs& staged) {
   const auto t0 = std::chrono::steady_clock::now();
-  wire::CaseReply rep = run_case_steps(entry, req);
-  if (rep.has_phases) rep.case_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double outside_turn = 0;
+  wire::CaseReply rep = run_case_steps(entry, req, staged, &outside_turn);
+  if (rep.has_phases)
+    rep.case_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - outside_turn;
   return rep;
 }
 
@@ -497,12 +554,15 @@ int serve(const SandboxPolicy& policy) {
       // to the outputs on the host: the pipe and the (de)serialization on either side of it run
       // while another child has the GPU. A parent that does not grant it is gone or out of step.
       const auto r0 = std::chrono::steady_clock::now();
-      if (g_cuda) prepare_cuda_case(req);
+      StagedInputs staged;
+      if (g_cuda) staged = prepare_cuda_case(req);
       const double reserve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
       if (req.turn_handshake && !take_turn()) return 5;
       try {
-        rep = run_case(*entry, req);
-        if (rep.has_phases) rep.reserve_seconds = reserve_seconds;
+        rep = run_case(*entry, req, staged);
+        if (rep.has_phases) rep.reserve_seconds += reserve_seconds;
+      } catch (const TurnLost&) {
+        return 5;  // the parent is gone or out of step: nothing to reply to
       } catch (const std::exception& e) {
         rep = wire::CaseReply{};
         rep.case_id = req.case_id;

@@ -1,6 +1,8 @@
 // A tensor's whole storage across host and device (tensor_storage.h).
 #include "tensor_storage.h"
 
+#include <cstring>
+
 namespace gauntlet::worker {
 
 bool overlaps(const at::Tensor& a, const at::Tensor& b) {
@@ -14,13 +16,12 @@ bool overlaps(const at::Tensor& a, const at::Tensor& b) {
 
 std::string storage_bytes(const at::Tensor& t) {
   if (!t.has_storage() || t.storage().nbytes() == 0) return {};
-  if (t.is_cuda()) {
-    at::Tensor dev = at::empty({0}, t.options().dtype(at::kByte));
-    dev.set_(t.storage(), 0, {int64_t(t.storage().nbytes())}, {1});
-    at::Tensor host = dev.cpu();
-    return std::string(static_cast<const char*>(host.data_ptr()), host.numel());
-  }
   return std::string(static_cast<const char*>(t.storage().data()), t.storage().nbytes());
+}
+
+bool same_storage_bytes(const at::Tensor& t, const std::string& bytes) {
+  if (!t.has_storage() || t.storage().nbytes() == 0) return bytes.empty();
+  return t.storage().nbytes() == bytes.size() && std::memcmp(t.storage().data(), bytes.data(), bytes.size()) == 0;
 }
 
 }  // namespace gauntlet::worker

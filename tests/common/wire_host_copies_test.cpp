@@ -77,6 +77,7 @@ TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
   r.check_seconds = 0.0002;
   r.case_seconds = 0.004;
   r.reserve_seconds = 0.003;
+  r.poison_release_seconds = 0.0007;
   const std::string with = encode(r);
   ASSERT_GT(with.size(), plain.size());
   EXPECT_EQ(with.substr(0, plain.size()), plain);
@@ -90,6 +91,7 @@ TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
   EXPECT_DOUBLE_EQ(back.check_seconds, 0.0002);
   EXPECT_DOUBLE_EQ(back.case_seconds, 0.004);
   EXPECT_DOUBLE_EQ(back.reserve_seconds, 0.003);
+  EXPECT_DOUBLE_EQ(back.poison_release_seconds, 0.0007);
   ASSERT_TRUE(decode(plain, &back, &why)) << why;  // a reused reply forgets them
   EXPECT_FALSE(back.has_phases);
   EXPECT_EQ(back.poison_seconds, 0.0);

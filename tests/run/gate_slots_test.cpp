@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <vector>
 #include <thread>
 
 #include "gauntlet/run/verify.h"
@@ -59,6 +61,30 @@ TEST(GateSlots, AnExclusiveHoldWaitsForAllAndKeepsNewGatesOut) {
   other.join();
   EXPECT_TRUE(later.load());
   slots.release();
+}
+
+// Gates waiting for a slot get it lowest rank first, whatever order they arrived in.
+TEST(GateSlots, WaitingGatesGetTheirSlotsLowestRankFirst) {
+  GateSlots slots(1);
+  slots.acquire();
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread> waiting;
+  for (int rank : {5, 1, 3}) {
+    waiting.emplace_back([&, rank] {
+      slots.acquire(rank);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        order.push_back(rank);
+      }
+      slots.release();
+    });
+    // Each queued before the next arrives, however slowly threads start on a loaded machine.
+    while (slots.waiting() < int(waiting.size())) std::this_thread::sleep_for(1ms);
+  }
+  slots.release();
+  for (std::thread& t : waiting) t.join();
+  EXPECT_EQ(order, (std::vector<int>{1, 3, 5}));
 }
 
 TEST(GateSlots, SlotsLentByAnotherProcessAddToTheOwnOnes) {

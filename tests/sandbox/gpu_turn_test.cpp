@@ -337,6 +337,38 @@ double held_before_overrun(WorkerSession* child, int64_t case_id, Outcome* out) 
   return after.held_seconds - before.held_seconds;
 }
 
+// A case of several calls (determinism, statelessness) gives the turn back between its calls and asks
+// again, so what runs between them (device=cuda: the cache released and its poison blocks taken
+// afresh, driver calls that need no GPU) never holds the GPU: one turn a call, each call's outputs
+// in the reply; a case of one call takes one turn.
+TEST(GpuTurn, ARepeatedCaseTakesOneTurnACall) {
+  const std::string lock = temp_lock_path("fake-gpu-repeat");
+  const std::string relu_so = build_corpus_kernel("corpus/controls/relu.cpp");
+  ASSERT_FALSE(relu_so.empty());
+  SandboxOptions o;
+  o.timeout_seconds = 20;
+  o.fake_gpu_turn_lock = lock;
+  Launcher launcher(o);
+  std::string error;
+  auto child = launcher.spawn(&error);
+  ASSERT_TRUE(child) << error;
+  ASSERT_EQ(child->load(relu_so, "forward").kind, Outcome::Kind::Ok);
+  wire::CaseRequest repeated = relu_case(1);
+  repeated.repeat = 3;
+  GpuTurn::Totals before = GpuTurn::process_totals();
+  const Outcome three = child->call(repeated);
+  GpuTurn::Totals after = GpuTurn::process_totals();
+  ASSERT_EQ(three.kind, Outcome::Kind::Ok) << three.message;
+  EXPECT_EQ(three.reply.calls.size(), 3u);
+  EXPECT_EQ(after.turns - before.turns, 3) << "the calls of one case did not each take their own turn";
+  before = after;
+  const Outcome one = child->call(relu_case(2));
+  after = GpuTurn::process_totals();
+  ASSERT_EQ(one.kind, Outcome::Kind::Ok) << one.message;
+  EXPECT_EQ(after.turns - before.turns, 1);
+  unlink(lock.c_str());
+}
+
 // Once a kernel's request has overrun, its later requests share the GPU after the shorter bound
 // (SandboxOptions::gpu_turn_bound_after_overrun_seconds) instead of keeping it for the whole bound
 // again; a fresh launcher (another verify) starts that kernel at the full bound. The bounds are

@@ -269,14 +269,25 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...
   local label=$1 procs=$2 jobs=$3 seeds=$4; shift 4
   local dir="$OUT/throughput-$label"; mkdir -p "$dir/reports"
   local t0; t0=$(date +%s.%N)
+  local cpu0; cpu0=$(head -1 /proc/stat)  # the host's CPU time over the batch: is the host the limit?
   # sh -c's $0 gauntlet, $1 gpu jobs, $2 folder, then xargs' "seed manifest" as $3 $4.
   for seed in $seeds; do for m in "$@"; do echo "$seed $m"; done; done |
     xargs -P "$procs" -L 1 sh -c '"$0" verify "$4" --seed "$3" --gpu-jobs "$1" --quiet \
       --json "$2/reports/$(echo "$4" | tr / _)-$3.json" > /dev/null 2>&1; true' \
       "$BUILD_DIR"/gauntlet "$jobs" "$dir"
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
+  local cpu1; cpu1=$(head -1 /proc/stat)
   python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" "${CTX_SERIAL:-}" "${CTX_SERIAL_ONE:-}" > "$OUT/throughput-$label.md" 2>&1
+  python3 - "$cpu0" "$cpu1" "$(nproc)" >> "$OUT/throughput-$label.md" <<'PY'
+import sys
+a, b = ([int(x) for x in s.split()[1:]] for s in sys.argv[1:3])
+d = [y - x for x, y in zip(a, b)]
+idle = d[3] + (d[4] if len(d) > 4 else 0)  # idle, iowait
+print(f"host CPU over the batch: {(sum(d) - idle) / max(1, sum(d)):.0%} busy of {sys.argv[3]} cores "
+      f"(user {d[0] / max(1, sum(d)):.0%}, system {d[2] / max(1, sum(d)):.0%})")
+PY
   head -3 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
+  tail -1 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
 }
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).

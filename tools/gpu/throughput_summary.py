@@ -82,12 +82,14 @@ def main():
     if any(phases):
         total = {k: sum(p.get(k, 0) for p in phases) for k in ("cases", "poison_seconds", "to_device_seconds",
                                                                  "kernel_seconds", "from_device_seconds",
-                                                                 "check_seconds", "case_seconds", "reserve_seconds")}
+                                                                 "check_seconds", "case_seconds", "reserve_seconds",
+                                                                 "poison_release_seconds")}
         n = max(1, total["cases"])
         print(f"inside the CUDA workers' {total['cases']} cases (ms a case): poison {1e3 * total['poison_seconds'] / n:.2f}, "
               f"inputs to device {1e3 * total['to_device_seconds'] / n:.2f}, entry and sync {1e3 * total['kernel_seconds'] / n:.2f}, "
               f"outputs to host {1e3 * total['from_device_seconds'] / n:.2f}, inputs read back {1e3 * total['check_seconds'] / n:.2f}; "
-              f"whole case {1e3 * total['case_seconds'] / n:.2f}; before the turn: poison blocks reserved {1e3 * total['reserve_seconds'] / n:.2f}")
+              f"whole case {1e3 * total['case_seconds'] / n:.2f}; of the poisoning, the cache released in the turn "
+              f"{1e3 * total['poison_release_seconds'] / n:.2f}; outside the turn: poison blocks reserved {1e3 * total['reserve_seconds'] / n:.2f}")
     if any(turns):
         held = [t.get("held_seconds", 0.0) for t in turns]
         waited = [t.get("waited_seconds", 0.0) for t in turns]

@@ -94,6 +94,9 @@ std::unique_ptr<Gate> make_gate(const std::string& name);
 // GateContext::cuda_hardware_queues for the gate: 0 (the driver's default) for determinism and
 // timing, whose CUDA children need concurrency between streams; 1 for every other gate.
 uint32_t gate_hardware_queues(const std::string& name);
+// Where the gate's slot comes among waiting gates (GateSlots::acquire, lowest first): the gates
+// that take longest start first. Every gate of gate_names() has its own rank.
+int gate_start_rank(const std::string& name);
 
 // --- helpers shared by gates (src/cases/gate_support.cpp) ---
 

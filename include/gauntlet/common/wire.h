@@ -210,6 +210,7 @@ struct CaseReply {
   bool has_phases = false;
   double poison_seconds = 0, to_device_seconds = 0, from_device_seconds = 0, check_seconds = 0, case_seconds = 0;
   double reserve_seconds = 0;  // before the turn: the poison blocks' device memory (device_poison.h)
+  double poison_release_seconds = 0;  // of poison_seconds: the cache released and taken afresh in the turn
 };
 
 // Building blocks for messages defined elsewhere (timing.h): kernel arguments, and the end-of-message

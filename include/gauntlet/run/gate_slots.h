@@ -4,12 +4,15 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 namespace gauntlet {
 
 // Gate processes in flight, shared by every kernel verified at once (audit --jobs). A correctness
 // gate holds one slot; the timing gate holds them all (it must have the CPU cores and the GPU to
 // itself), and once it waits, no new gate starts until it has run, so it is never starved.
+// Among gates waiting for a slot, the lowest `rank` goes first (gate_start_rank: the longest gates
+// first, so a kernel's last slots are not left to one long gate while the others idle).
 //
 // `lent`, when given, counts slots that other processes lend this one while they have nothing to
 // do (an audit's idle lanes, in shared memory): they add to `slots`, so the last kernels of an
@@ -19,10 +22,15 @@ class GateSlots {
   explicit GateSlots(int slots, const std::atomic<int>* lent = nullptr)
       : base_(slots < 1 ? 1 : slots), lent_(lent) {}
   int total() const { return base_ + (lent_ ? std::max(0, lent_->load()) : 0); }
-  void acquire();
+  void acquire(int rank = 0);
   void release();
   void acquire_all();
   void release_all();
+  // Gates now waiting in acquire() (tests wait for them to be queued).
+  int waiting() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return int(waiting_ranks_.size());
+  }
   // Exclusive holds now waiting for the gates in flight (tests wait for one to be queued).
   int exclusive_waiting() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -39,6 +47,7 @@ class GateSlots {
   const int base_;
   const std::atomic<int>* lent_;
   int in_use_ = 0;
+  std::multiset<int> waiting_ranks_;  // of the gates waiting in acquire()
   bool exclusive_ = false;
   int exclusive_waiting_ = 0;
 };

@@ -1,0 +1,42 @@
+// The gate table (gates/registry.cpp): every gate once, its hardware queues, its place among waiting gates.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "gauntlet/cases/gate.h"
+
+namespace gauntlet {
+namespace {
+
+TEST(GateRegistry, TheTwelveGatesThenTimingEachMadeByItsName) {
+  const std::vector<std::string> names = gate_names();
+  ASSERT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.front(), "contract");
+  EXPECT_EQ(names.back(), "timing");
+  for (const std::string& n : names) {
+    auto g = make_gate(n);
+    ASSERT_TRUE(g) << n;
+  }
+  EXPECT_FALSE(make_gate("no-such-gate"));
+}
+
+TEST(GateRegistry, OnlyDeterminismAndTimingKeepTheDriversHardwareQueues) {
+  for (const std::string& n : gate_names())
+    EXPECT_EQ(gate_hardware_queues(n), n == "determinism" || n == "timing" ? 0u : 1u) << n;
+}
+
+// Waiting gates get slots longest first (GateSlots::acquire): each gate its own rank, an unknown
+// name after every known one, and the long gates before the short ones.
+TEST(GateRegistry, EveryGateHasItsOwnStartRankLongestFirst) {
+  std::set<int> ranks;
+  for (const std::string& n : gate_names()) {
+    EXPECT_TRUE(ranks.insert(gate_start_rank(n)).second) << n << " shares its rank";
+    EXPECT_LT(gate_start_rank(n), gate_start_rank("no-such-gate")) << n;
+  }
+  EXPECT_LT(gate_start_rank("memory"), gate_start_rank("contract"));
+  EXPECT_LT(gate_start_rank("statelessness"), gate_start_rank("accuracy"));
+  EXPECT_LT(gate_start_rank("determinism"), gate_start_rank("special-values"));
+}
+
+}  // namespace
+}  // namespace gauntlet
