@@ -1,0 +1,82 @@
+// Oracles of the quantized ops (SPEC "next ops"): quantize_per_tensor to int8, and int8_matmul with scales.
+#include <cmath>
+#include <limits>
+
+#include "oracle_internal.h"
+
+namespace gauntlet::oracle_impl {
+namespace {
+
+constexpr int64_t kInt8Min = -128, kInt8Max = 127;
+
+// The int8 data of a quantized operand, as int64 (the values are small integers, so exact).
+std::vector<int64_t> int8_values(const Inputs& in, size_t i, const char* name) {
+  const at::Tensor t = in.at(i);
+  if (t.scalar_type() != at::kChar) fail(std::string(name) + " must be int8, got " + std::string(at::toString(t.scalar_type())));
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+}  // namespace
+
+// torch.quantize_per_tensor(x, scale, zero_point, torch.qint8).int_repr(). The contract is torch's
+// arithmetic (ATen's quantize_val and FBGEMM's Quantize agree on it): the float32 reciprocal of the
+// float32 scale, one float32 product with x, rounded half to even (nearbyint in the default rounding
+// mode), the zero point added, saturated to [-128, 127]. The float32 product decides values whose
+// exact quotient x/scale lies within half a float32 ulp of a rounding boundary, so the oracle does
+// exactly that arithmetic, in float32, and nothing else; +-inf saturate; NaN has no quantized value.
+OracleResult quantize_per_tensor(const Inputs& in, const AttrMap& attrs) {
+  expect_count(in, 1);
+  const at::Tensor x = in.at(0);
+  if (x.scalar_type() != at::kFloat) fail("x must be float32, got " + std::string(at::toString(x.scalar_type())));
+  const double scale = attr_double(attrs, "scale");
+  const int64_t zero_point = attr_int(attrs, "zero_point");
+  if (!(scale > 0) || !std::isfinite(scale)) fail("scale must be finite and positive, got " + std::to_string(scale));
+  if (zero_point < kInt8Min || zero_point > kInt8Max) fail("zero_point must lie in [-128, 127], got " + std::to_string(zero_point));
+  const float inv_scale = 1.0f / static_cast<float>(scale);
+  if (!std::isfinite(inv_scale)) fail("1/scale overflows float32 (scale " + std::to_string(scale) + ")");
+  const at::Tensor c = x.contiguous();
+  const float* p = c.data_ptr<float>();
+  std::vector<int64_t> q(size_t(c.numel()));
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (std::isnan(p[i])) fail("x holds NaN at flat index " + std::to_string(i) + ": it has no quantized value");
+    const float product = p[i] * inv_scale;  // float32, as torch computes it
+    const double rounded = std::nearbyint(double(product));  // exact: a float32 is exact in double
+    const double shifted = rounded + double(zero_point);
+    q[i] = shifted <= double(kInt8Min) ? kInt8Min : shifted >= double(kInt8Max) ? kInt8Max : int64_t(shifted);
+  }
+  return make_result(at::tensor(at::ArrayRef<int64_t>(q), at::kLong).reshape(x.sizes()).clone());
+}
+
+// (a.int() @ b.int()).float() * a_scale * b_scale: the int32 accumulation is exact (computed here in
+// int64, which also shows where int32 would have overflowed: refused), then scaled in float64. The
+// three float32 roundings torch makes (int32 to float, two products) are the tolerance's, not here;
+// the scale returned is |acc * a_scale * b_scale|, the magnitude those roundings are relative to.
+OracleResult int8_matmul(const Inputs& in, const AttrMap&) {
+  expect_count(in, 4);
+  const std::vector<int64_t> a = int8_values(in, 0, "a"), b = int8_values(in, 1, "b");
+  expect_rank(in[0], "a", 2);
+  expect_rank(in[1], "b", 2);
+  const int64_t m = in[0].size(0), k = in[0].size(1), n = in[1].size(1);
+  if (in[1].size(0) != k) fail("b must have size(a, 1) = " + std::to_string(k) + " rows, got " + shape_str(in[1]));
+  const at::Tensor a_scale = value_input(in, 2, "a_scale"), b_scale = value_input(in, 3, "b_scale");
+  if (a_scale.numel() != 1) fail("a_scale must hold one value, got " + shape_str(a_scale));
+  if (b_scale.numel() != n) fail("b_scale must hold size(b, 1) = " + std::to_string(n) + " values, got " + shape_str(b_scale));
+  const double sa = a_scale.data_ptr<double>()[0];
+  const double* sb = b_scale.data_ptr<double>();
+  std::vector<double> out(size_t(m * n)), scale(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t acc = 0;
+      for (int64_t t = 0; t < k; ++t) acc += a[size_t(i * k + t)] * b[size_t(t * n + j)];
+      if (acc < std::numeric_limits<int32_t>::min() || acc > std::numeric_limits<int32_t>::max())
+        fail("the int32 accumulation overflows at (" + std::to_string(i) + ", " + std::to_string(j) + "): K = " +
+             std::to_string(k) + " is too large for the contract");
+      out[size_t(i * n + j)] = double(acc) * sa * sb[j];
+      scale[size_t(i * n + j)] = std::fabs(out[size_t(i * n + j)]);
+    }
+  return make_result(at::tensor(at::ArrayRef<double>(out), at::kDouble).reshape({m, n}).clone(),
+                     at::tensor(at::ArrayRef<double>(scale), at::kDouble).reshape({m, n}).clone());
+}
+
+}  // namespace gauntlet::oracle_impl

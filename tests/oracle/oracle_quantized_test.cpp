@@ -1,0 +1,123 @@
+// The quantized ops' oracles (src/oracle/oracle_quantized.cpp) against hand-worked values and ATen's own quantizer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gauntlet/oracle/oracle.h"
+
+namespace gauntlet {
+namespace {
+
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+
+at::Tensor F32(const std::vector<float>& v) { return at::tensor(v, at::kFloat).clone(); }
+
+std::vector<int64_t> I(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+OracleResult quantize(const at::Tensor& x, double scale, int64_t zero_point) {
+  return run_oracle("quantize_per_tensor", {x}, {{"scale", scale}, {"zero_point", zero_point}});
+}
+
+TEST(QuantizedOracles, AreRunnableButNotYetNamedBySchemas) {
+  const std::vector<std::string> ids = oracle_ids();
+  for (const char* op : {"quantize_per_tensor", "int8_matmul"})
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), op), 0) << op << " is listed before it has a schema and control";
+}
+
+// Ties go to the even neighbour, not away from zero (the planted quantizer's error), the zero point
+// is added after rounding, and the result saturates at the int8 range, infinities included.
+TEST(QuantizedOracles, QuantizeRoundsHalfToEvenThenAddsTheZeroPointAndSaturates) {
+  const OracleResult r = quantize(F32({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 3.49f, 200.0f, -200.0f, kInfF, -kInfF}), 1.0, 0);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(I(r.outputs[0]), (std::vector<int64_t>{0, 2, 2, 0, -2, -2, 3, 127, -128, 127, -128}));
+  const OracleResult shifted = quantize(F32({1.25f, 1.75f, -100.0f, 60.0f, 58.0f}), 0.5, 10);
+  ASSERT_TRUE(shifted.ok()) << shifted.error;
+  EXPECT_EQ(I(shifted.outputs[0]), (std::vector<int64_t>{12, 14, -128, 127, 126}));
+  const OracleResult low = quantize(F32({-0.25f, -60.0f}), 0.5, -127);
+  ASSERT_TRUE(low.ok()) << low.error;
+  EXPECT_EQ(I(low.outputs[0]), (std::vector<int64_t>{-127, -128}));
+}
+
+TEST(QuantizedOracles, QuantizeRefusesNaNAndScalesOrZeroPointsOutsideTheContract) {
+  EXPECT_NE(quantize(F32({1.0f, std::nanf("")}), 1.0, 0).error.find("NaN"), std::string::npos);
+  EXPECT_NE(quantize(F32({1.0f}), 0.0, 0).error.find("scale"), std::string::npos);
+  EXPECT_NE(quantize(F32({1.0f}), 1e-300, 0).error.find("overflows"), std::string::npos);
+  EXPECT_NE(quantize(F32({1.0f}), 1.0, 128).error.find("zero_point"), std::string::npos);
+  EXPECT_FALSE(quantize(at::ones({2}, at::kDouble), 1.0, 0).ok()) << "x must be float32";
+}
+
+// Bitwise agreement with ATen's quantize_per_tensor(..., qint8).int_repr() over random values,
+// values on and one float32 ulp either side of every rounding boundary, tiny and huge scales,
+// scales whose reciprocal is inexact, and zero points across the range.
+TEST(QuantizedOracles, QuantizeAgreesWithATenBitForBit) {
+  at::manual_seed(20);
+  for (double scale : {1.0, 0.5, 0.1, 0.037, 1.0 / 3.0, 7.5, std::ldexp(1.0, -20), 1e-6, 3e4}) {
+    for (int64_t zp : {int64_t(-128), int64_t(-3), int64_t(0), int64_t(5), int64_t(127)}) {
+      std::vector<float> v;
+      for (int k = -140; k <= 140; ++k) {
+        const float edge = float((k + 0.5) * scale);
+        v.push_back(edge);
+        v.push_back(std::nextafter(edge, kInfF));
+        v.push_back(std::nextafter(edge, -kInfF));
+      }
+      at::Tensor x = at::cat({F32(v), (at::randn({4096}) * float(60 * scale)).to(at::kFloat)});
+      const OracleResult r = quantize(x, scale, zp);
+      ASSERT_TRUE(r.ok()) << r.error;
+      const at::Tensor aten = at::quantize_per_tensor(x, scale, zp, at::kQInt8).int_repr();
+      const std::vector<int64_t> got = I(r.outputs[0]), want = I(aten);
+      ASSERT_EQ(got.size(), want.size());
+      int64_t differ = 0, first = -1;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && differ++ == 0) first = int64_t(i);
+      EXPECT_EQ(differ, 0) << "scale " << scale << " zero point " << zp << ": first at x = "
+                           << (first >= 0 ? x[first].item<float>() : 0.0f) << ", oracle " << (first >= 0 ? got[first] : 0)
+                           << ", ATen " << (first >= 0 ? want[first] : 0);
+    }
+  }
+}
+
+TEST(QuantizedOracles, Int8MatmulAccumulatesExactlyThenScalesPerTensorAndPerColumn) {
+  const at::Tensor a = at::tensor(std::vector<int64_t>{1, 2, 3, 4}).reshape({2, 2}).to(at::kChar);
+  const at::Tensor b = at::tensor(std::vector<int64_t>{5, 6, 7, 8}).reshape({2, 2}).to(at::kChar);
+  const OracleResult r = run_oracle("int8_matmul", {a, b, F32({0.5f}), F32({1.0f, 2.0f})}, {});
+  ASSERT_TRUE(r.ok()) << r.error;
+  const at::Tensor want = at::tensor(std::vector<double>{9.5, 22.0, 21.5, 50.0}).reshape({2, 2});
+  EXPECT_TRUE(at::equal(r.outputs[0], want)) << r.outputs[0];
+  // The extremes: -128 * -128 over K terms is exact in the oracle's accumulator.
+  const at::Tensor big_a = at::full({1, 1000}, -128, at::kChar), big_b = at::full({1000, 1}, -128, at::kChar);
+  const OracleResult big = run_oracle("int8_matmul", {big_a, big_b, F32({1.0f}), F32({1.0f})}, {});
+  ASSERT_TRUE(big.ok()) << big.error;
+  EXPECT_EQ(big.outputs[0].item<double>(), 16384000.0);
+}
+
+TEST(QuantizedOracles, Int8MatmulRefusesAnAccumulationInt32CannotHold) {
+  const at::Tensor a = at::full({1, 140000}, -128, at::kChar), b = at::full({140000, 1}, -128, at::kChar);
+  const OracleResult r = run_oracle("int8_matmul", {a, b, F32({1.0f}), F32({1.0f})}, {});
+  EXPECT_NE(r.error.find("overflows"), std::string::npos) << r.error;
+  EXPECT_FALSE(run_oracle("int8_matmul", {a.to(at::kFloat), b, F32({1.0f}), F32({1.0f})}, {}).ok()) << "a must be int8";
+}
+
+// Against ATen: the integer product in int64 is the oracle's accumulator exactly, and torch's
+// float32 result (three roundings: the int32's conversion and two products) lies within 3 float32
+// ulps of the oracle.
+TEST(QuantizedOracles, Int8MatmulAgreesWithATen) {
+  at::manual_seed(21);
+  const at::Tensor a = at::randint(-128, 128, {33, 129}, at::kChar), b = at::randint(-128, 128, {129, 17}, at::kChar);
+  const at::Tensor sa = at::rand({1}) * 0.1 + 1e-3, sb = at::rand({17}) * 0.1 + 1e-3;
+  const OracleResult r = run_oracle("int8_matmul", {a, b, sa, sb}, {});
+  ASSERT_TRUE(r.ok()) << r.error;
+  const at::Tensor exact = a.to(at::kLong).matmul(b.to(at::kLong)).to(at::kDouble) * sa.to(at::kDouble) * sb.to(at::kDouble);
+  EXPECT_TRUE(at::equal(r.outputs[0], exact));
+  const at::Tensor torch32 = (a.to(at::kInt).to(at::kLong).matmul(b.to(at::kLong)).to(at::kInt).to(at::kFloat) * sa * sb).to(at::kDouble);
+  const at::Tensor ulps = (torch32 - r.outputs[0]).abs() / (r.outputs[0].abs() * std::ldexp(1.0, -23) + 1e-300);
+  EXPECT_LE(ulps.max().item<double>(), 3.0);
+}
+
+}  // namespace
+}  // namespace gauntlet
