@@ -33,7 +33,7 @@ bool broadcastable(const std::vector<int64_t>& b, const std::vector<int64_t>& a)
 
 CaseSpace::CaseSpace(const OpSchema& schema, const KernelManifest& manifest)
     : schema_(schema), manifest_(manifest) {
-  std::vector<DType> all = schema.float_dtypes();
+  std::vector<DType> all = schema.case_dtypes();
   if (manifest.dtypes.empty()) dtypes_ = all;
   else
     for (DType d : all)

@@ -106,7 +106,7 @@ std::string attr_constraint_problem(const OpSchema& schema, const AttrMap& fixed
 
 std::vector<ContractIssue> check_contract(const OpSchema& schema, KernelManifest* m) {
   std::vector<ContractIssue> issues;
-  const std::vector<DType> allowed = schema.float_dtypes();
+  const std::vector<DType> allowed = schema.case_dtypes();
   std::vector<std::string> allowed_names;
   for (DType d : allowed) allowed_names.push_back(dtype_name(d));
   for (DType d : m->dtypes)

@@ -79,7 +79,7 @@ ProblemBinding bind_problem_shapes(const OpSchema& schema, const KernelManifest&
       return no("get_inputs() makes " + dim + " = " + std::to_string(v) + ", below schema " + schema.name +
                 "'s smallest " + std::to_string(dom.min));
   }
-  const std::vector<DType> domain = schema.float_dtypes();
+  const std::vector<DType> domain = schema.case_dtypes();
   if (floating && std::find(domain.begin(), domain.end(), *floating) == domain.end())
     return no(std::string("get_inputs() builds ") + dtype_name(*floating) + ", outside schema " + schema.name + "'s dtypes");
   b.dtype = floating.value_or(domain.empty() ? DType::Float32 : domain.front());

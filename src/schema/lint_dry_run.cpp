@@ -35,7 +35,7 @@ void Linter::dry_run() {
     for (const auto& pat : in.shapes)
       for (const auto& e : pat)
         if (auto ns = expr_names(e, nullptr)) shape_dims.insert(ns->begin(), ns->end());
-  auto floats = s_.float_dtypes();
+  auto floats = s_.case_dtypes();
   std::vector<size_t> choice(s_.inputs.size(), 0);
   size_t combos = 0;
   for (;;) {

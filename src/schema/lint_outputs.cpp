@@ -108,22 +108,19 @@ void Linter::oracle_and_tolerance() {
   if (s_.oracle.empty()) issue("/oracle", "missing oracle id");
   else if (!oracles_.empty() && std::find(oracles_.begin(), oracles_.end(), s_.oracle) == oracles_.end())
     issue("/oracle", "unknown oracle id \"" + s_.oracle + "\"");
-  std::vector<DType> floats = s_.float_dtypes();
-  for (DType d : floats)
-    if (!s_.tolerance.count(d))
-      issue(at("/tolerance", dtype_name(d)), std::string("missing tolerance for ") + dtype_name(d) +
-                                                 " (the first input allows it)");
-  // Keys must be dtypes the first input allows.
-  std::vector<DType> first;
-  if (!s_.inputs.empty()) {
-    const InputSpec* in = &s_.inputs[0];
-    for (int hop = 0; hop < 16 && in && in->dtypes.empty() && !in->same_dtype_as.empty(); ++hop) in = input(in->same_dtype_as);
-    if (in) first = in->dtypes;
-  }
+  // Keyed by the case dtypes (OpSchema::case_dtypes: the first input that allows a floating dtype).
+  const InputSpec* case_input = s_.case_dtype_input();
+  const std::string case_input_name = case_input ? case_input->name : "the first input";
+  const std::vector<DType> case_dtypes = s_.case_dtypes();
+  for (DType d : case_dtypes)  // integer case dtypes without an entry are judged exactly
+    if (dtype_is_floating(d) && !s_.tolerance.count(d))
+      issue(at("/tolerance", dtype_name(d)), std::string("missing tolerance for ") + dtype_name(d) + " (" +
+                                                 case_input_name + ", whose dtype is the case's, allows it)");
   for (const auto& [d, t] : s_.tolerance) {
     std::string p = at("/tolerance", dtype_name(d));
-    if (std::find(first.begin(), first.end(), d) == first.end())
-      issue(p, std::string("tolerance for ") + dtype_name(d) + ", which the first input does not allow");
+    if (std::find(case_dtypes.begin(), case_dtypes.end(), d) == case_dtypes.end())
+      issue(p, std::string("tolerance for ") + dtype_name(d) + ", which is no case dtype (" + case_input_name +
+                   ", whose dtype is the case's, does not allow it)");
     if (t.reason.empty()) issue(at(p, "reason"), "missing reason");
     if (!kToleranceModes.count(t.mode)) {
       issue(at(p, "mode"), "unknown tolerance mode \"" + t.mode + "\"");

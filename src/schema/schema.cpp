@@ -50,17 +50,27 @@ std::string OpSchema::broken_attr_constraint(const std::map<std::string, double>
   return "";
 }
 
-std::vector<DType> OpSchema::float_dtypes() const {
-  std::vector<DType> r;
-  if (inputs.empty()) return r;
+const InputSpec* OpSchema::case_dtype_input() const {
   // Follow same_dtype_as (bounded, in case of a cycle that lint reports).
-  const InputSpec* in = &inputs[0];
-  for (int hop = 0; hop < 16 && in && in->dtypes.empty() && !in->same_dtype_as.empty(); ++hop)
-    in = input(in->same_dtype_as);
-  if (!in) return r;
+  auto resolved = [&](const InputSpec* in) {
+    for (int hop = 0; hop < 16 && in && in->dtypes.empty() && !in->same_dtype_as.empty(); ++hop)
+      in = input(in->same_dtype_as);
+    return in;
+  };
+  for (const InputSpec& candidate : inputs) {
+    const InputSpec* in = resolved(&candidate);
+    if (in && std::any_of(in->dtypes.begin(), in->dtypes.end(), dtype_is_floating)) return in;
+  }
+  return inputs.empty() ? nullptr : resolved(&inputs[0]);
+}
+
+std::vector<DType> OpSchema::case_dtypes() const {
+  const InputSpec* in = case_dtype_input();
+  if (!in) return {};
+  std::vector<DType> r;
   for (DType d : in->dtypes)
     if (dtype_is_floating(d)) r.push_back(d);
-  return r;
+  return r.empty() ? in->dtypes : r;
 }
 
 std::optional<OpSchema> load_schema_file(const std::string& path, std::vector<SchemaIssue>* issues) {

@@ -60,7 +60,7 @@ TEST(ModuleOracle, SynthesizedSchemaFixesGetInputsShapes) {
   EXPECT_EQ(s.inputs[1].values.below, "8");
   EXPECT_EQ(s.outputs.at(0).dims, std::vector<std::string>{"4"});
   EXPECT_EQ(s.outputs.at(0).dtype, "same:x0");
-  EXPECT_EQ(s.float_dtypes(), std::vector<DType>{DType::Float32});
+  EXPECT_EQ(s.case_dtypes(), std::vector<DType>{DType::Float32});
   ASSERT_TRUE(s.tolerance.count(DType::Float32));
   EXPECT_EQ(s.tolerance.at(DType::Float32).mode, "module-envelope");
   EXPECT_FALSE(s.tolerance.count(DType::Int64));

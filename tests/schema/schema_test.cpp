@@ -145,7 +145,7 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
     std::vector<std::pair<std::string, std::string>> attrs;
     for (const auto& a : s->attributes) attrs.push_back({a.name, a.type});
     EXPECT_EQ(attrs, want.attrs) << op;
-    EXPECT_EQ(s->float_dtypes(), floats) << op;
+    EXPECT_EQ(s->case_dtypes(), floats) << op;
     EXPECT_EQ(s->oracle, op);
     EXPECT_EQ(s->determinism, "bitwise") << op;
     EXPECT_EQ(s->nan_inf, "propagate") << op;
@@ -478,7 +478,7 @@ const char* kFutureOps[] = {
         "attributes": [],
         "outputs": [{"name": "values", "shape": ["?"], "dtype": "same:x", "equivalence": "set",
                      "size_rule": "data_dependent", "max_size": "min(N, G)"}],
-        "oracle": "unique", "tolerance": {},
+        "oracle": "unique", "tolerance": {"int64": {"mode": "exact", "reason": "keys are copied"}},
         "nan_inf": {"policy": "propagate"}, "determinism": "equivalence",
         "determinism_notes": "hash-based dedup emits values in any order",
         "reduction": null, "cost": {"flops": "N", "bytes": "2*N*elem_size"},
@@ -568,7 +568,7 @@ const char* kFutureOps[] = {
         "attributes": [],
         "outputs": [{"name": "y", "shape": ["M", "N"], "dtype": "float32"}],
         "oracle": "int8_matmul",
-        "tolerance": {"int8": {"mode": "ulp", "ulps": 2, "reason": "int32 accumulation is exact; two float32 scalings round once each"}},
+        "tolerance": {"float32": {"mode": "ulp", "ulps": 2, "reason": "int32 accumulation is exact; two float32 scalings round once each"}},
         "nan_inf": {"policy": "propagate", "notes": "only the scales can carry NaN/inf"}, "determinism": "bitwise",
         "reduction": {"K": "K", "identity": "0"},
         "cost": {"flops": "2*M*N*K", "bytes": "M*K + K*N + 4*(1 + N + M*N)"},
@@ -585,7 +585,7 @@ const char* kFutureOps[] = {
         "attributes": [],
         "outputs": [{"name": "pairs", "shape": ["?", "2"], "dtype": "int64", "equivalence": "multiset",
                      "size_rule": "data_dependent", "max_size": "NL*NR"}],
-        "oracle": "inner_join", "tolerance": {},
+        "oracle": "inner_join", "tolerance": {"int64": {"mode": "exact", "reason": "index pairs are exact"}},
         "nan_inf": {"policy": "ignore", "notes": "integer keys"}, "determinism": "equivalence",
         "determinism_notes": "pairs come out in hash-probe order",
         "reduction": null, "cost": {"flops": "NL + NR", "bytes": "8*(NL + NR)"},
@@ -594,6 +594,35 @@ const char* kFutureOps[] = {
 };
 
 }  // namespace
+
+// SPEC's group_by_sum takes its int64 keys first: the case dtype is then the values' (the first
+// input that allows a floating dtype), the tolerance is keyed by it, and a tolerance keyed by the
+// keys' int64 is refused.
+TEST(Schema, AnOpWhoseKeysComeFirstIsVerifiedInItsValuesDtypes) {
+  TempDir dir;
+  json j;
+  for (const char* text : kFutureOps)
+    if (json::parse(text)["name"] == "groupby_sum") j = json::parse(text);
+  ASSERT_FALSE(j.is_null());
+  std::swap(j["inputs"][0], j["inputs"][1]);  // keys, then vals
+  j["inputs"][1]["dtypes"] = json::array({"float32", "float16"});
+  j["tolerance"]["float16"] = j["tolerance"]["float32"];
+  std::vector<SchemaIssue> issues;
+  auto s = load_schema_file(dir.write("groupby_sum.json", j.dump(2)), &issues);
+  ASSERT_TRUE(s) << render(issues);
+  ASSERT_TRUE(s->case_dtype_input());
+  EXPECT_EQ(s->case_dtype_input()->name, "vals");
+  EXPECT_EQ(s->case_dtypes(), (std::vector<DType>{DType::Float32, DType::Float16}));
+  auto lint = lint_schema(*s, {});
+  EXPECT_TRUE(lint.empty()) << render(lint);
+  j["tolerance"]["int64"] = j["tolerance"]["float32"];
+  auto keyed_by_keys = load_schema_file(dir.write("groupby_sum.json", j.dump(2)), &issues);
+  ASSERT_TRUE(keyed_by_keys);
+  lint = lint_schema(*keyed_by_keys, {});
+  ASSERT_EQ(lint.size(), 1u) << render(lint);
+  EXPECT_EQ(lint[0].field, "/tolerance/int64");
+  EXPECT_NE(lint[0].message.find("no case dtype"), std::string::npos) << lint[0].message;
+}
 
 TEST(Schema, FutureOpFieldsParseAndLint) {
   TempDir dir;
@@ -617,10 +646,15 @@ TEST(Schema, FutureOpFieldsParseAndLint) {
   ASSERT_TRUE(q);
   EXPECT_EQ(q->inputs[1].quant_scale, "b_scale");
   EXPECT_EQ(q->inputs[1].quant_axis.value_or(-9), 1);
-  EXPECT_TRUE(q->float_dtypes().empty());
-  EXPECT_TRUE(q->tolerance.count(DType::Int8));
+  // The int8 data come first; the case dtype is the scales' (the first input allowing a float).
+  ASSERT_TRUE(q->case_dtype_input());
+  EXPECT_EQ(q->case_dtype_input()->name, "a_scale");
+  EXPECT_EQ(q->case_dtypes(), std::vector<DType>{DType::Float32});
+  EXPECT_TRUE(q->tolerance.count(DType::Float32));
   auto u = load_schema_file(dir.path() + "/unique.json", &issues);
   ASSERT_TRUE(u);
+  EXPECT_EQ(u->case_dtypes(), u->inputs[0].dtypes) << "an op with no floating input keeps its integer dtypes";
+  EXPECT_FALSE(u->case_dtypes().empty());
   EXPECT_EQ(u->outputs[0].size_rule, "data_dependent");
   EXPECT_EQ(u->outputs[0].dims, std::vector<std::string>{"?"});
   EXPECT_EQ(u->inputs[0].values.distribution, "zipf");

@@ -181,7 +181,13 @@ struct OpSchema {
 
   const InputSpec* input(const std::string& n) const;
   const AttrSpec* attribute(const std::string& n) const;
-  std::vector<DType> float_dtypes() const;  // dtypes of the first input
+  // The input whose dtype is the case's (same_dtype_as followed): the first that allows a floating
+  // dtype, so an op whose keys or int8 data come first (group_by_sum, int8_matmul) is verified in
+  // the dtypes of its float values or scales; the first input when none does (unique, hash_join).
+  const InputSpec* case_dtype_input() const;
+  // The dtypes a case is verified in, which also key the tolerance: the case dtype input's
+  // floating dtypes, or all of its dtypes for an op with no floating input.
+  std::vector<DType> case_dtypes() const;
   // The first attr_constraint these attribute values break, "" when they keep every one; a
   // constraint that cannot be evaluated counts as broken, its reason in *why.
   std::string broken_attr_constraint(const std::map<std::string, double>& values, std::string* why) const;
