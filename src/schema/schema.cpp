@@ -50,6 +50,10 @@ std::string OpSchema::broken_attr_constraint(const std::map<std::string, double>
   return "";
 }
 
+bool is_integer_value_kind(const std::string& kind) {
+  return kind == "index" || kind == "integer" || kind == "key" || kind == "bool" || kind == "offsets";
+}
+
 std::vector<DType> OpSchema::float_dtypes() const {
   std::vector<DType> r;
   if (inputs.empty()) return r;
