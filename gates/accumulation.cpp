@@ -49,7 +49,7 @@ std::vector<Plan> plans_for(const OpSchema& s) {
   using D = Distribution;
   const std::string& op = s.oracle;
   if (!skip_reason(s).empty()) return {};
-  if (op == "sum" || op == "mean" || op == "cumsum")
+  if (op == "sum" || op == "mean" || op == "cumsum" || op == "segment_sum")
     return {{"integer-exact", {D::IntegerExact}}, {"partial-overflow", {D::PartialOverflow}, true},
             {"swamp", {D::Swamp}}, {"cancellation", {D::Cancellation}}, {"random", {D::Normal}}};
   // Dot products: the first operand carries the pattern along K, the second is near one, so every
@@ -97,6 +97,9 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   std::map<std::string, int64_t> want;
   const std::string& op = s.oracle;
   if (op == "sum" || op == "mean" || op == "cumsum") want = {{"M", 32}, {"N", kTerms}};
+  // segment_sum: N rows cut into 4 zipf-sized segments (the largest near 2900 rows), 8 columns
+  // (swamp's 8 rungs), so 32 outputs of which the longest segments are the decisive ones.
+  else if (op == "segment_sum") want = {{"N", kTerms}, {"S", 4}, {"D", 8}};
   else if (op == "softmax" || op == "log_softmax" || op == "logsumexp") want = {{"M", 8}, {"N", kTerms}};
   else if (op == "matmul" || op == "linear_relu") want = {{"M", 8}, {"N", 8}, {"K", kTerms}};
   else if (op == "bmm") want = {{"B", 2}, {"M", 4}, {"N", 4}, {"K", kTerms}};
@@ -110,7 +113,7 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   // The group takes the terms' size instead, as far as a case of its cube stays affordable: a
   // naive CPU kernel, and the float64 oracle, do M*N*K multiply-adds.
   const std::string terms_dim = op == "sum" || op == "mean" || op == "cumsum" || op == "softmax" ||
-                                        op == "log_softmax" || op == "logsumexp"
+                                        op == "log_softmax" || op == "logsumexp" || op == "segment_sum"
                                     ? "N"
                                 : op == "matmul" || op == "linear_relu" || op == "bmm" ? "K"
                                 : op == "layer_norm" || op == "rms_norm"               ? "D"
@@ -155,7 +158,8 @@ bool make_case(const CaseSpace& space, const Plan& plan, DType dtype, uint64_t s
                                                            : a.default_value;
   }
   if (!space.build(dims, 0, attrs, dtype, plan.fills.front(), seed, c, why)) return false;
-  int64_t axis = -1;
+  // segment_sum reduces x's rows (dim 0) segment by segment: its patterns lie down the columns.
+  int64_t axis = s.oracle == "segment_sum" ? 0 : -1;
   if (s.reduction && !s.reduction->dim_attr.empty()) {
     auto it = attrs.find(s.reduction->dim_attr);
     if (it != attrs.end() && std::holds_alternative<int64_t>(it->second)) axis = std::get<int64_t>(it->second);

@@ -244,6 +244,8 @@ struct OutsideProbes {
       for (TensorRecipe& t : c.tensors)
         if (t.name == input) r = &t;
       if (!r) return false;
+      // The override replaces the input's whole value domain: an offsets input given plain
+      // integers draws them unsorted, and offsets given another total end there.
       if (dom.kind == "index" || dom.kind == "integer" || dom.kind == "key") {
         auto lo = eval_expr(dom.low.empty() ? "0" : dom.low, vars, shapes, &why);
         auto hi = eval_expr(dom.below, vars, shapes, &why);
@@ -251,8 +253,23 @@ struct OutsideProbes {
         r->distribution = Distribution::Index;
         r->low = *lo;
         r->high = *hi;
+        r->offsets = false;
+        r->sorted = dom.sorted;
+        r->spread = dom.kind == "key" ? spread_from_name(dom.distribution).value_or(Spread::Uniform) : Spread::Uniform;
+        r->alpha = dom.kind == "key" ? dom.alpha.value_or(0.0) : 0.0;
+      } else if (dom.kind == "offsets") {
+        // Monotone offsets from 0 to another total (N + 1: past x's rows; N - 1: rows left over).
+        auto total = eval_expr(dom.total, vars, shapes, &why);
+        if (!total || *total < 0) return false;
+        r->distribution = Distribution::Index;
+        r->offsets = true;
+        r->low = 0;
+        r->high = *total;
+        if (!dom.distribution.empty()) r->spread = spread_from_name(dom.distribution).value_or(Spread::Uniform);
+        if (dom.alpha) r->alpha = *dom.alpha;
       } else {
         r->distribution = Distribution::Normal;
+        r->offsets = false;
         r->positive = dom.kind == "positive" || dom.kind == "nonnegative";
       }
     }

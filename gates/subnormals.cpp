@@ -80,7 +80,8 @@ std::vector<Plan> plans_for(const OpSchema& schema) {
   if (op == "embedding") return {{{sub}}, {{nmn}}, {{big}}, {{{D::Normal, Mix::Edge}}}};
   if (op == "amax")
     return {{{sub}}, {{nmn}}, {{big}}, {{{D::Subnormal, Mix::Normal}}}, {{{D::Normal, Mix::Edge}}}};
-  if (op == "sum" || op == "mean" || op == "cumsum")
+  // segment_sum's offsets are integers (no fill): one fill for x, as sum's.
+  if (op == "sum" || op == "mean" || op == "cumsum" || op == "segment_sum")
     return {{{sub}}, {{nmn}}, {{{D::Subnormal, Mix::Normal}}}, {{big}, true}};
   if (op == "softmax")
     return {{{{D::LargeLogits}}}, {{{D::Small, Mix::ExpWindow}}}, {{sub}}, {{big}}, {{{D::LargeLogits, Mix::Normal}}}};
@@ -103,7 +104,7 @@ std::vector<Plan> plans_for(const OpSchema& schema) {
   // An op without its own plan: every floating input from each edge distribution in turn.
   size_t nfloat = 0;
   for (const InputSpec& in : schema.inputs)
-    if (in.values.kind != "index") ++nfloat;
+    if (!is_integer_value_kind(in.values.kind)) ++nfloat;
   auto all = [&](Fill f) { return std::vector<Fill>(std::max<size_t>(1, nfloat), f); };
   if (schema.reduction)
     return {{all(sub)}, {all(nmn)}, {all({D::Subnormal, Mix::Normal})}, {all(big), true}};

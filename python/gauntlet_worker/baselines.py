@@ -38,6 +38,14 @@ def _library_baselines():
         x = a[0]
         return x * state.torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + a[2]) * a[1]
 
+    def segment_sum(a):
+        # zeros(S, D).index_add_(0, each row's segment, x), the segment found by searchsorted.
+        x, offsets = a[0], a[1].contiguous()
+        rows = state.torch.arange(x.size(0), dtype=offsets.dtype, device=offsets.device)
+        segment = state.torch.searchsorted(offsets, rows, right=True) - 1
+        out = state.torch.zeros(offsets.numel() - 1, x.size(1), dtype=x.dtype, device=x.device)
+        return out.index_add_(0, segment, x)
+
     return {
         "add": lambda a: a[0] + a[1],
         "amax": lambda a: a[0].amax(dim=[a[1]]),
@@ -57,6 +65,7 @@ def _library_baselines():
         "relu": lambda a: state.torch.relu(a[0]),
         "rms_norm": rms_norm,
         "sdpa": lambda a: attention(a[0], a[1], a[2], a[3]),
+        "segment_sum": segment_sum,
         "sigmoid": lambda a: state.torch.sigmoid(a[0]),
         "softmax": lambda a: state.torch.softmax(a[0], a[1]),
         "sum": lambda a: a[0].sum([a[1]]),

@@ -138,6 +138,7 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"cumsum", o::cumsum},
       {"embedding", o::embedding},
       {"cross_entropy", o::cross_entropy},
+      {"segment_sum", o::segment_sum},
   };
   return table;
 }
@@ -153,7 +154,6 @@ const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
       {"sort", o::sort},
       {"unique", o::unique},
       {"topk", o::topk},
-      {"segment_sum", o::segment_sum},
       {"group_by_sum", o::group_by_sum},
       {"scatter_add", o::scatter_add},
       {"hash_join", o::hash_join},

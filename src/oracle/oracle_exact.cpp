@@ -1,4 +1,4 @@
-// Exact oracles of the sum-like ops (sum, mean, cumsum, matmul, bmm, linear_relu): exact sums, rounded once.
+// Exact oracles of the sum-like ops (sum, mean, cumsum, segment_sum, matmul, bmm, linear_relu): exact sums, rounded once.
 #include <c10/util/Exception.h>
 
 #include <cmath>
@@ -57,6 +57,28 @@ at::Tensor reduce(const std::vector<at::Tensor>& in, const AttrMap& attrs, DType
   return in[0].dim() == 0 ? y.reshape({}) : y;
 }
 
+// Each segment's rows summed exactly, column by column, and rounded once (an empty segment: 0).
+// The fp64 oracle runs first: it refuses offsets that are not monotone from 0 to N (so the loop
+// below never reads past x), and its sum|x| is the scale.
+at::Tensor segments(const std::vector<at::Tensor>& in, const AttrMap& attrs, DType out, at::Tensor* scale) {
+  const OracleResult checked = oracle_impl::segment_sum(in, attrs);
+  *scale = checked.scales.at(0);
+  const at::Tensor x = oracle_impl::value_input(in, 0, "x");
+  const at::Tensor offsets = oracle_impl::index_input(in, 1, "offsets");
+  const int64_t S = offsets.numel() - 1, D = x.size(1);
+  const int64_t* o = offsets.data_ptr<int64_t>();
+  const double* p = x.data_ptr<double>();
+  at::Tensor y = at::empty({S, D}, x.options());
+  double* q = y.data_ptr<double>();
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t j = 0; j < D; ++j) {
+      SuperAccumulator acc;
+      for (int64_t i = o[s]; i < o[s + 1]; ++i) acc.add(p[i * D + j]);
+      q[s * D + j] = acc.round_to(out);
+    }
+  return y;
+}
+
 void expect_size(const at::Tensor& t, const char* name, int64_t d, int64_t want) {
   if (t.size(d) != want)
     fail(std::string(name) + ": size " + std::to_string(t.size(d)) + " at dim " + std::to_string(d) + ", expected " +
@@ -70,6 +92,7 @@ at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const
   if (op == "sum") return reduce(in, attrs, out, Reduce::Sum);
   if (op == "mean") return reduce(in, attrs, out, Reduce::Mean);
   if (op == "cumsum") return reduce(in, attrs, out, Reduce::Cumsum);
+  if (op == "segment_sum") return segments(in, attrs, out, scale);
   if (op == "matmul" || op == "bmm") {
     o::expect_count(in, 2);
     const at::Tensor a = o::value_input(in, 0, "a"), b = o::value_input(in, 1, "b");
@@ -101,7 +124,8 @@ at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const
 }  // namespace
 
 bool has_exact_oracle(const std::string& id) {
-  return id == "sum" || id == "mean" || id == "cumsum" || id == "matmul" || id == "bmm" || id == "linear_relu";
+  return id == "sum" || id == "mean" || id == "cumsum" || id == "segment_sum" || id == "matmul" || id == "bmm" ||
+         id == "linear_relu";
 }
 
 OracleResult run_exact_oracle(const std::string& id, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,

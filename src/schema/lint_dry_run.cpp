@@ -126,6 +126,7 @@ void Linter::dry_eval(std::map<std::string, int64_t> vars, const std::map<std::s
     for (const auto& [n, v] : e.value_overrides) {
       if (!v.below.empty()) ev(v.below, at(at(at(p, "values"), n), "below"));
       if (!v.low.empty()) ev(v.low, at(at(at(p, "values"), n), "low"));
+      if (!v.total.empty()) ev(v.total, at(at(at(p, "values"), n), "total"));
     }
   }
 }

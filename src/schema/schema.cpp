@@ -50,6 +50,10 @@ std::string OpSchema::broken_attr_constraint(const std::map<std::string, double>
   return "";
 }
 
+bool is_integer_value_kind(const std::string& kind) {
+  return kind == "index" || kind == "integer" || kind == "key" || kind == "bool" || kind == "offsets";
+}
+
 const InputSpec* OpSchema::case_dtype_input() const {
   // Follow same_dtype_as (bounded, in case of a cycle that lint reports).
   auto resolved = [&](const InputSpec* in) {

@@ -60,6 +60,15 @@ const std::map<std::string, Baseline>& baselines() {
          return x * at::rsqrt(x.pow(2).mean({-1}, true) + D(a, 2)) * T(a, 1);
        }},
       {"sdpa", [](const Args& a) { return attention(T(a, 0), T(a, 1), T(a, 2), B(a, 3)); }},
+      {"segment_sum", [](const Args& a) {
+         // zeros(S, D).index_add_(0, row's segment, x); a row's segment is the last offset at or
+         // before it (searchsorted, right side: empty segments are passed over), with no host sync.
+         const at::Tensor& x = T(a, 0);
+         const at::Tensor offsets = T(a, 1).contiguous();
+         const at::Tensor rows = at::arange(x.size(0), offsets.options());
+         const at::Tensor segment = at::searchsorted(offsets, rows, false, true) - 1;
+         return at::zeros({offsets.numel() - 1, x.size(1)}, x.options()).index_add_(0, segment, x);
+       }},
       {"sigmoid", [](const Args& a) { return at::sigmoid(T(a, 0)); }},
       {"softmax", [](const Args& a) { return at::softmax(T(a, 0), I(a, 1)); }},
       {"sum", [](const Args& a) { return T(a, 0).sum({I(a, 1)}); }},

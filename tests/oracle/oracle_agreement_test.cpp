@@ -94,6 +94,11 @@ std::map<std::string, Case> cases() {
                {bool_arg(causal)}, {{"causal", causal}}};
   }
   c["embedding"] = {{rows, at::tensor(std::vector<int64_t>{0, 2, 5, 11, 2}, at::kLong)}, {}, {}};
+  // segment_sum: every row a segment of its own (empty ones between), then rows summed in groups
+  // (NaN beside infinities, +inf with -inf, the overflowing row with a plain one).
+  c["segment_sum/rows"] = {
+      {rows, at::tensor(std::vector<int64_t>{0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 12}, at::kLong)}, {}, {}};
+  c["segment_sum/groups"] = {{rows, at::tensor(std::vector<int64_t>{0, 3, 3, 7, 10, 12}, at::kLong)}, {}, {}};
   // cross_entropy's mean would hide a row's NaN behind another's: each row alone, with a target on
   // its first (often special) class and on a plain one.
   for (int64_t i = 0; i < rows.size(0); ++i)

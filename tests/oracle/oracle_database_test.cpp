@@ -44,8 +44,10 @@ void expect_same(const std::vector<double>& got, const std::vector<double>& want
 
 TEST(DatabaseOracles, AreRunnableButNotYetNamedBySchemas) {
   const std::vector<std::string> ids = oracle_ids();
-  for (const char* op : {"filter", "sort", "unique", "topk", "segment_sum", "group_by_sum", "scatter_add", "hash_join"})
+  for (const char* op : {"filter", "sort", "unique", "topk", "group_by_sum", "scatter_add", "hash_join"})
     EXPECT_EQ(std::count(ids.begin(), ids.end(), op), 0) << op << " is listed before it has a schema and control";
+  // segment_sum has its schema, control and library baseline: listed.
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), "segment_sum"), 1);
   EXPECT_NE(run_oracle("nonexistent_op", {F({1})}, {}).error.find("unknown oracle id"), std::string::npos);
 }
 
@@ -99,6 +101,15 @@ TEST(DatabaseOracles, SegmentSumSumsEachSegmentAndEmptyOnesAreZero) {
   expect_same(D(r.scales[0]), {3, 30, 0, 0, 12, 120});
   EXPECT_FALSE(run_oracle("segment_sum", {x, L({0, 3, 2, 4})}, {}).ok()) << "decreasing offsets";
   EXPECT_FALSE(run_oracle("segment_sum", {x, L({0, 2, 3})}, {}).ok()) << "offsets not ending at size(x, 0)";
+  EXPECT_FALSE(run_oracle("segment_sum", {x, L({1, 2, 4})}, {}).ok()) << "offsets not starting at 0";
+  // No rows and no segments: offsets {0}, a [0, 2] output.
+  const OracleResult none = run_oracle("segment_sum", {F({}, {0, 2}), L({0})}, {});
+  ASSERT_TRUE(none.ok()) << none.error;
+  EXPECT_EQ(none.outputs[0].sizes().vec(), (std::vector<int64_t>{0, 2}));
+  // NaN and inf stay in their own segment and column; +inf and -inf together give NaN.
+  const OracleResult sp = run_oracle("segment_sum", {F({kNaN, 1, kInf, -kInf, 2, kInf}, {3, 2}), L({0, 1, 1, 3})}, {});
+  ASSERT_TRUE(sp.ok()) << sp.error;
+  expect_same(D(sp.outputs[0]), {kNaN, 1, 0, 0, kInf, kNaN});
 }
 
 // zeros(G).index_add_(0, keys, values): every group, untouched ones 0, NaN propagating; keys out

@@ -155,6 +155,24 @@ TEST(Superacc, ExactOracleSumsAndDotProducts) {
   ASSERT_TRUE(lr.ok()) << lr.error;
   EXPECT_EQ(lr.outputs[0][0][0].item<double>(), 0.0);
   EXPECT_EQ(lr.outputs[0][0][1].item<double>(), 1.5);
+  // segment_sum: rows 0..2 as one segment, an empty one, row 3 alone. Column 0 sums 2048 + 1 + 1
+  // = 2050 (a float16 value a float16 running sum misses), column 1 1e30 - 1e30 + 1 = 1 exactly.
+  const at::Tensor rows = at::tensor({2048.0f, float(1e30), 1.0f, float(-1e30), 1.0f, 1.0f, 1.0f, 5.0f}, at::kFloat)
+                              .reshape({4, 2});
+  const at::Tensor offsets = at::tensor(std::vector<int64_t>{0, 3, 3, 4}, at::kLong);
+  OracleResult seg = run_exact_oracle("segment_sum", {rows, offsets}, {}, DType::Float16, &supported);
+  ASSERT_TRUE(supported);
+  ASSERT_TRUE(seg.ok()) << seg.error;
+  ASSERT_EQ(seg.outputs[0].sizes().vec(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(seg.outputs[0][0][0].item<double>(), 2050.0);
+  EXPECT_EQ(seg.outputs[0][0][1].item<double>(), 1.0);
+  EXPECT_EQ(seg.outputs[0][1][0].item<double>(), 0.0) << "an empty segment";
+  EXPECT_EQ(seg.outputs[0][2][1].item<double>(), 5.0);
+  ASSERT_EQ(seg.scales.size(), 1u);
+  EXPECT_EQ(seg.scales[0][0][0].item<double>(), 2050.0) << "sum |x| of the segment";
+  // Offsets past the rows are refused, never read.
+  const at::Tensor past = at::tensor(std::vector<int64_t>{0, 3, 5}, at::kLong);
+  EXPECT_FALSE(run_exact_oracle("segment_sum", {rows, past}, {}, DType::Float32, &supported).ok());
   EXPECT_FALSE(has_exact_oracle("softmax"));
   run_exact_oracle("softmax", {x}, attrs, DType::Float32, &supported);
   EXPECT_FALSE(supported);

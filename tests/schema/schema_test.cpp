@@ -24,7 +24,9 @@ namespace {
 const std::vector<std::string> kRequired = {
     "relu",      "gelu",     "sigmoid", "add",      "clamp",       "sum",    "mean",
     "amax",      "logsumexp", "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul",
-    "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy"};
+    "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
+    // The next ops (SPEC), as their schemas arrive.
+    "segment_sum"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 
@@ -133,6 +135,7 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
       {"cumsum", {{"x"}, {{"dim", "int64"}}, "reduction"}},
       {"embedding", {{"weight", "idx"}, {}, "exact"}},
       {"cross_entropy", {{"logits", "target"}, {}, "reduction"}},
+      {"segment_sum", {{"x", "offsets"}, {}, "reduction"}},
   };
   const std::vector<DType> floats = {DType::Float32, DType::Float16, DType::BFloat16};
   for (const auto& [op, want] : table) {
@@ -187,7 +190,7 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 21u) << render(issues);
+  ASSERT_EQ(by.size(), 22u) << render(issues);
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");
@@ -217,6 +220,17 @@ TEST(Schema, SpotChecksOfTheContracts) {
   EXPECT_EQ(idx->values.below, "V");
   EXPECT_EQ(by["embedding"].error_inputs.size(), 2u);
   EXPECT_EQ(by["cross_entropy"].outputs[0].shape_rule, "scalar");
+  // segment_sum: monotone int64 offsets from 0 to N over zipf-sized segments, [S,D] out, K = N
+  // (the longest segment), and offsets ending anywhere else rejected.
+  const InputSpec* offsets = by["segment_sum"].input("offsets");
+  EXPECT_EQ(offsets->dtypes, std::vector<DType>{DType::Int64});
+  EXPECT_EQ(offsets->values.kind, "offsets");
+  EXPECT_EQ(offsets->values.total, "N");
+  EXPECT_EQ(offsets->values.distribution, "zipf");
+  EXPECT_EQ(by["segment_sum"].outputs[0].dims, (std::vector<std::string>{"S", "D"}));
+  EXPECT_EQ(by["segment_sum"].reduction->K, "N");
+  EXPECT_TRUE(by["segment_sum"].dims.at("N").zero_allowed);
+  EXPECT_EQ(by["segment_sum"].error_inputs.size(), 3u);
   // Every op with no error input says why.
   for (const auto& [n, s] : by)
     if (s.error_inputs.empty()) {

@@ -70,6 +70,10 @@ struct ValueDomain {
   std::string structure;
 };
 
+// Whether a value kind draws integers (index, integer, key, bool, offsets) rather than real values:
+// the gates' real distributions (subnormals, specials, accumulation patterns) never fill those.
+bool is_integer_value_kind(const std::string& kind);
+
 // Whether `s` names a value structure (schema values.structure, a manifest's "structure"); "" is none.
 bool is_structure_name(const std::string& s);
 inline constexpr const char* kStructureNames = "lower-triangular, upper-triangular, symmetric or diagonal";
