@@ -354,7 +354,7 @@ class AccumulationGate : public Gate {
       e.cases = 1;
       return e;
     }
-    const DType dtype = c.tensors.at(0).dtype;
+    const DType dtype = case_dtype(ctx.schema, c);
     auto tol_it = ctx.schema.tolerance.find(dtype);
     if (tol_it == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;

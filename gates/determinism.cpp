@@ -379,6 +379,8 @@ class DeterminismGate : public Gate {
     fresh.c = c;
     fresh.c.label = c.label + " (second process)";
     fresh.outcome = timed_call(ctx, b, req);
+    // Declared nondeterministic: judged like the first process's outputs, in the oracle's order.
+    if (!bitwise(ctx)) fresh.unmatched = match_to_oracle(ctx, run.inputs, c.attrs, run.oracle.outputs, fresh.outcome);
     if (fresh.outcome.kind != Outcome::Kind::Ok) {
       *b_died = fresh.outcome.kind == Outcome::Kind::Died || fresh.outcome.kind == Outcome::Kind::TimedOut;
       v = verdict_from_outcome(ctx, kGate, fresh);
@@ -438,8 +440,8 @@ class DeterminismGate : public Gate {
                " elements differ in their bytes; the schema declares bitwise determinism)";
       }
       // Declared nondeterministic within a bound: each result must be within the tolerance.
-      const DType case_dtype = run.c.tensors.at(0).dtype;
-      auto tol = ctx.schema.tolerance.find(case_dtype);
+      const DType dtype = case_dtype(ctx.schema, run.c);
+      auto tol = ctx.schema.tolerance.find(dtype);
       if (tol == ctx.schema.tolerance.end() || i >= run.oracle.outputs.size() || y.sizes() != run.oracle.outputs[i].sizes())
         continue;
       const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();

@@ -288,6 +288,7 @@ class LayoutsGate : public Gate {
     base_run.c.label = c.label + " (contiguous copies)";
     for (TensorRecipe& r : base_run.c.tensors) r.layout = "contiguous";
     base_run.outcome = timed_call(ctx, session, base);
+    base_run.unmatched = match_to_oracle(ctx, contiguous, c.attrs, run.oracle.outputs, base_run.outcome);
     if (base_run.outcome.kind != Outcome::Kind::Ok) {
       v = verdict_from_outcome(ctx, kGate, base_run);
       v.cases = 1;
@@ -298,6 +299,7 @@ class LayoutsGate : public Gate {
     req.case_id = c.index;
     req.args = make_args(ctx.schema, run.inputs, c.attrs);
     run.outcome = timed_call(ctx, session, req);
+    run.unmatched = match_to_oracle(ctx, run.inputs, c.attrs, run.oracle.outputs, run.outcome);
     note_outputs(v, run);
     if (run.outcome.kind != Outcome::Kind::Ok) {
       v = verdict_from_outcome(ctx, kGate, run);
@@ -326,8 +328,8 @@ class LayoutsGate : public Gate {
       return "with " + layouts + " the kernel returns " + std::to_string(got.outputs.size()) + " outputs, with contiguous inputs " +
              std::to_string(base.outputs.size());
     const bool elementwise = !ctx.schema.reduction.has_value();
-    const DType case_dtype = run.c.tensors.at(0).dtype;
-    auto tol = ctx.schema.tolerance.find(case_dtype);
+    const DType dtype = case_dtype(ctx.schema, run.c);
+    auto tol = ctx.schema.tolerance.find(dtype);
     const int64_t K = reduction_terms(ctx.schema, run.c);
     for (size_t i = 0; i < got.outputs.size(); ++i) {
       const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output" + std::to_string(i);

@@ -191,7 +191,7 @@ class StatelessnessGate : public Gate {
     WorkerSession* session = &session_ref;
     const std::vector<Step> steps = plan_sequence(ctx.space, a);
     // Nondeterminism the schema declares is allowed within its tolerance; otherwise repeats are bitwise.
-    auto tol_it = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    auto tol_it = ctx.schema.tolerance.find(case_dtype(ctx.schema, a));
     const Tolerance* tol =
         ctx.schema.determinism == "bitwise" || tol_it == ctx.schema.tolerance.end() ? nullptr : &tol_it->second;
     CaseRun a_run = run_case(ctx, *session, a, 2);
@@ -223,6 +223,7 @@ class StatelessnessGate : public Gate {
         req.case_id = a.index;
         req.args = make_args(ctx.schema, a_run.inputs, a.attrs);
         again.outcome = timed_call(ctx, *session, req);
+        again.unmatched = match_to_oracle(ctx, a_run.inputs, a.attrs, a_run.oracle.outputs, again.outcome);
         if (again.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, a_run, again, label);
         if (std::string why = differs(ctx, first, again.outcome.reply.calls.at(0), tol); !why.empty())
           return failure(ctx, a_run, label + " after " + steps[s - 1].what + " differs from call 1 (A): " + why, call_no);
@@ -250,7 +251,7 @@ class StatelessnessGate : public Gate {
   // "" when every output of `run` is within the schema tolerance of the oracle.
   static std::string judge(GateContext& ctx, const CaseRun& run) {
     const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
-    auto tol = ctx.schema.tolerance.find(run.c.tensors.at(0).dtype);
+    auto tol = ctx.schema.tolerance.find(case_dtype(ctx.schema, run.c));
     if (tol == ctx.schema.tolerance.end()) return "";
     const int64_t K = reduction_terms(ctx.schema, run.c);
     for (size_t i = 0; i < run.oracle.outputs.size() && i < got.outputs.size(); ++i) {
@@ -309,7 +310,7 @@ class StatelessnessGate : public Gate {
       if (std::find(group.begin(), group.end(), sym) != group.end()) return pass;
     const wire::CallOutputs& full = a_run.outcome.reply.calls.at(0);
     const bool elementwise = !ctx.schema.reduction.has_value();
-    auto tol = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    auto tol = ctx.schema.tolerance.find(case_dtype(ctx.schema, a));
     for (const int64_t start : {int64_t(1), int64_t(0)}) {
       const std::string rows = sym + " rows " + std::to_string(start) + ".." + std::to_string(start + L - 2);
       std::vector<at::Tensor> inputs;
@@ -322,6 +323,11 @@ class StatelessnessGate : public Gate {
       part.c = a;
       part.c.label = a.label + " " + rows;
       part.outcome = timed_call(ctx, session, req);
+      // The oracle's answer for those rows alone is its full answer's rows (what the property says).
+      std::vector<at::Tensor> part_oracle;
+      for (const at::Tensor& o : a_run.oracle.outputs)
+        part_oracle.push_back(o.defined() && o.dim() > 0 && o.size(0) == L ? o.narrow(0, start, L - 1) : o);
+      part.unmatched = match_to_oracle(ctx, inputs, a.attrs, part_oracle, part.outcome);
       ++call_no;
       ++tally->calls;
       if (part.outcome.kind != Outcome::Kind::Ok)

@@ -35,7 +35,7 @@ bool rebuild(const CaseSpace& space, const Case& a, size_t alt, const std::map<s
              uint64_t salt, Case* out) {
   std::string error;
   const TensorRecipe& r = a.tensors.at(0);
-  if (!space.build(dims, alt, attrs, r.dtype, r.distribution, r.seed ^ salt, out, &error)) return false;
+  if (!space.build(dims, alt, attrs, case_dtype(space.schema(), a), r.distribution, r.seed ^ salt, out, &error)) return false;
   out->index = a.index;
   return true;
 }
@@ -160,7 +160,7 @@ size_t find_alt(const CaseSpace& space, const Case& c) {
   for (size_t k = 0; k < nalt; ++k) {
     Case t;
     std::string error;
-    if (space.build(c.dims, k, c.attrs, c.tensors.at(0).dtype, c.tensors.at(0).distribution, c.tensors.at(0).seed, &t, &error) &&
+    if (space.build(c.dims, k, c.attrs, case_dtype(space.schema(), c), c.tensors.at(0).distribution, c.tensors.at(0).seed, &t, &error) &&
         same_shapes(c, t))
       return k;
   }

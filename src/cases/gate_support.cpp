@@ -12,6 +12,7 @@
 #include "gauntlet/cases/contract_scope.h"
 #include "gauntlet/cases/diagnosis.h"
 #include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/output_matching.h"
 #include "gauntlet/common/rng.h"
 #include "gauntlet/version.h"
 
@@ -122,7 +123,22 @@ CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32
     return run;
   }
   run.outcome = std::move(outcome);
+  run.unmatched = match_to_oracle(ctx, run.inputs, c.attrs, run.oracle.outputs, run.outcome);
   return run;
+}
+
+std::string match_to_oracle(const GateContext& ctx, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,
+                            const std::vector<at::Tensor>& oracle_outputs, Outcome& outcome) {
+  if (outcome.kind != Outcome::Kind::Ok || !has_output_freedom(ctx.schema)) return "";
+  std::string first_mismatch;
+  for (wire::CallOutputs& call : outcome.reply.calls) {
+    OutputMatch m = match_outputs(ctx.schema, attrs, inputs, call.outputs, oracle_outputs);
+    if (m.ok)
+      call.outputs = std::move(m.outputs);
+    else if (first_mismatch.empty())
+      first_mismatch = m.message;
+  }
+  return first_mismatch;
 }
 
 GateVerdict verdict_from_outcome(const GateContext& ctx, const std::string& gate, const CaseRun& run) {
@@ -165,6 +181,10 @@ std::string write_replay(GateContext& ctx, const std::string& gate, const CaseRu
     if (auto d = diagnose_wrong_output(ctx.schema, run.c, run.inputs, run.outcome.reply.calls[0].outputs, run.oracle.outputs))
       v.evidence["diagnosis"] = {{"name", d->name}, {"text", d->text}};
   }
+  // Why the outputs could not be put in the oracle's order: the judge's first differing element
+  // alone would not say that an index points at a smaller value, or a row is missing.
+  if (!run.unmatched.empty() && v.message.find(run.unmatched) == std::string::npos)
+    v.message += " (output matching: " + run.unmatched + ")";
   // Said once in the message, where the gate has not said it (verdict_from_outcome does).
   if (!outside.empty() && v.status != Status::HarnessError && v.message.find(outside) == std::string::npos)
     v.message += " (an input outside the contract: " + outside + ")";
@@ -206,7 +226,7 @@ DType expected_output_dtype(const OpSchema& schema, size_t i, const Case& c) {
       if (r.name == input) return r.dtype;
   }
   auto d = dtype_from_name(rule);
-  return d ? *d : c.tensors.at(0).dtype;
+  return d ? *d : case_dtype(schema, c);
 }
 
 std::optional<int64_t> eval_case_expr(const std::string& expr, const Case& c) {

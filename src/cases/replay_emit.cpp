@@ -101,7 +101,7 @@ bool emit(const std::string& dir, const EmitInput& in, std::string* error) {
   j["attrs"] = attrs;
 
   // The reference rounded to the output dtype and the error gauntlet allows per element.
-  const DType dtype = in.c.tensors.empty() ? DType::Float32 : in.c.tensors[0].dtype;
+  const DType dtype = case_dtype(in.schema, in.c);
   auto tol = in.schema.tolerance.find(dtype);
   const int64_t K = reduction_terms(in.schema, in.c);
   nlohmann::json outputs = nlohmann::json::array();

@@ -102,6 +102,12 @@ struct Case {
   std::string outside_contract;
 };
 
+// The recipe that carries the case's dtype: the schema's case_dtype_input (the values of a
+// keys-first group-by, the scale of an int8 GEMM), else the first; nullptr without tensors.
+const TensorRecipe* case_dtype_recipe(const OpSchema& schema, const Case& c);
+// The dtype a case is verified in: the key of the schema's tolerance (float32 without tensors).
+DType case_dtype(const OpSchema& schema, const Case& c);
+
 // Builds the tensor a recipe describes (on the CPU, of the recipe's dtype, in its layout). Every
 // value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.
 at::Tensor materialize(const TensorRecipe& r);

@@ -76,6 +76,10 @@ struct CaseRun {
   std::vector<at::Tensor> inputs;
   OracleResult oracle;
   Outcome outcome;             // outcome.kind == Ok: outcome.reply.calls[0] holds the outputs
+  // Where the schema leaves an output's order free (output_matching.h) the outputs above are the
+  // kernel's put in the oracle's order; when they cannot be, they are left as they came and this
+  // says which output and row differ (the judge then finds them wrong).
+  std::string unmatched;
 };
 
 class Gate {
@@ -113,6 +117,12 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
                                                  wire::LoadRequest request);
 // Materializes the case, runs the oracle and the kernel once (`repeat` calls).
 CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat = 1);
+// Puts every call's outputs of an Ok outcome in the oracle's order where the schema leaves an
+// order free (a tie among topk's indices, a set's rows), so gates judge and compare them position
+// by position; `inputs` are the call's own. Returns "" or, when they cannot be matched, why (the
+// outputs then stay as they came). A no-op for schemas without such freedom.
+std::string match_to_oracle(const GateContext& ctx, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,
+                            const std::vector<at::Tensor>& oracle_outputs, Outcome& outcome);
 // A verdict for a kernel outcome that is not Ok (error with its category, or harness-error), with
 // its scope; a clean error on a case outside the kernel's contract is a pass (it refused).
 GateVerdict verdict_from_outcome(const GateContext& ctx, const std::string& gate, const CaseRun& run);
