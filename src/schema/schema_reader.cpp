@@ -222,7 +222,7 @@ class Reader : public JsonFields {
                {"schema_version", "name", "semantics", "dims", "constraints", "attr_constraints", "max_numel",
                 "inputs", "attributes", "outputs", "oracle", "tolerance", "nan_inf", "determinism",
                 "determinism_notes", "reduction", "cost", "error_inputs", "error_inputs_note", "forbidden_ops",
-                "notes"});
+                "coupled_dims", "notes"});
     if (const json* v = field(root, "schema_version", r, true))
       if (auto x = get_int(*v, "/schema_version")) {
         s.schema_version = static_cast<int>(*x);
@@ -235,6 +235,7 @@ class Reader : public JsonFields {
         for (auto it = d->begin(); it != d->end(); ++it) s.dims[it.key()] = read_dim(it.value(), at("/dims", it.key()));
     s.constraints = get_string_list(root, "constraints", r, false, true);
     s.attr_constraints = get_string_list(root, "attr_constraints", r, false);
+    if (root.contains("coupled_dims")) s.coupled_dims = get_string_list(root, "coupled_dims", r, false);
     if (const json* m = field(root, "max_numel", r, false))
       if (auto x = get_int(*m, "/max_numel")) s.max_numel = *x;
     if (const json* ins = field(root, "inputs", r, true))

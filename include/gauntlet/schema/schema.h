@@ -197,6 +197,10 @@ struct OpSchema {
   std::vector<ErrorInput> error_inputs;
   std::string error_inputs_note;          // why there are none (required when error_inputs is empty)
   std::vector<std::string> forbidden_ops; // ATen ops a kernel must not call (provenance gate)
+  // Dims along which an output element depends on the other elements without any sum (a sort's
+  // ranks, a filter's compaction): no slice along them is a slice of the result, so the
+  // statelessness gate's batch property is not checked along them.
+  std::vector<std::string> coupled_dims;
 
   const InputSpec* input(const std::string& n) const;
   const AttrSpec* attribute(const std::string& n) const;
