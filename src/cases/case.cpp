@@ -129,7 +129,7 @@ double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_
 // (integer_spread.h over [0, pool); "reverse_runs" is "sorted_runs" backwards).
 std::vector<double> tied_values(const TensorRecipe& r, int64_t n) {
   const int64_t pool = std::max<int64_t>(1, n / 4);
-  std::vector<double> v(size_t(pool));
+  std::vector<double> v(static_cast<size_t>(pool));
   for (int64_t k = 0; k < pool; ++k) {
     const double x = draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(k));
     v[size_t(k)] = num::round_to(r.dtype, r.positive ? std::fabs(x) : x);

@@ -311,7 +311,7 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
     for (size_t k = 0; k < r.shape.size(); ++k) c.label += (k ? "," : "") + std::to_string(r.shape[k]);
     c.label += "]";
   }
-  for (const auto& [k, v] : attrs) c.label += " " + k + "=" + attr_to_string(v);
+  for (const auto& [k, v] : c.attrs) c.label += " " + k + "=" + attr_to_string(v);
   *out = c;
   return true;
 }
