@@ -33,6 +33,21 @@ bool broadcastable(const std::vector<int64_t>& b, const std::vector<int64_t>& a)
   return true;
 }
 
+// A double attribute drawn from an input's values (AttrSpec::drawn_from): one of them, at a
+// position the seed picks, unless the manifest fixes it or the input is empty.
+void draw_attributes(const OpSchema& schema, const KernelManifest& manifest, uint64_t seed, Case* c) {
+  for (size_t k = 0; k < schema.attributes.size(); ++k) {
+    const AttrSpec& a = schema.attributes[k];
+    if (a.drawn_from.empty() || manifest.attrs.count(a.name)) continue;
+    for (const TensorRecipe& r : c->tensors) {
+      if (r.name != a.drawn_from || !dtype_is_floating(r.dtype) || r.distribution == Distribution::Index) continue;
+      int64_t n = 1;
+      for (int64_t e : r.shape) n *= e;
+      if (n > 0) c->attrs[a.name] = recipe_value(r, int64_t(rng::below(seed, kDrawnAttrStream + k, 0, uint64_t(n))));
+    }
+  }
+}
+
 }  // namespace
 
 CaseSpace::CaseSpace(const OpSchema& schema, const KernelManifest& manifest)
@@ -293,18 +308,7 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
     }
     c.tensors.push_back(r);
   }
-  // A double attribute drawn from an input's values (AttrSpec::drawn_from): one of them, at a
-  // position the seed picks, unless the manifest fixes it or the input is empty.
-  for (size_t k = 0; k < schema_.attributes.size(); ++k) {
-    const AttrSpec& a = schema_.attributes[k];
-    if (a.drawn_from.empty() || manifest_.attrs.count(a.name)) continue;
-    for (const TensorRecipe& r : c.tensors) {
-      if (r.name != a.drawn_from || !dtype_is_floating(r.dtype) || r.distribution == Distribution::Index) continue;
-      int64_t n = 1;
-      for (int64_t e : r.shape) n *= e;
-      if (n > 0) c.attrs[a.name] = recipe_value(r, int64_t(rng::below(seed, kDrawnAttrStream + k, 0, uint64_t(n))));
-    }
-  }
+  draw_attributes(schema_, manifest_, seed, &c);
   c.label = std::string(dtype_name(dtype)) + " " + distribution_name(dist);
   for (const TensorRecipe& r : c.tensors) {
     c.label += " " + r.name + "=[";

@@ -15,7 +15,7 @@ using gauntlet::testing::CorpusKernelRun;
 namespace {
 
 // A filter one element short whenever it keeps two or more: the last kept element is dropped, every
-// value it returns right and in order, so only the length tells.
+// value it returns right and in order, so only the length tells (the provenance gate's base cases).
 constexpr const char* kShortFilter = R"(#include <torch/torch.h>
 torch::Tensor forward(const torch::Tensor& x, double threshold) {
   TORCH_CHECK(x.dim() == 1 && x.device().is_cpu(), "filter: x must be a 1-D CPU tensor");
@@ -32,18 +32,42 @@ torch::Tensor forward(const torch::Tensor& x, double threshold) {
 }
 )";
 
+// A filter whose scratch buffer is sized by its first call's result and kept: a later call that
+// keeps more is cut at that capacity. Right as the first call of a fresh process, so only a
+// statelessness sequence that judges the length shows it.
+constexpr const char* kFirstCallCapacity = R"(#include <torch/torch.h>
+torch::Tensor forward(const torch::Tensor& x, double threshold) {
+  TORCH_CHECK(x.dim() == 1 && x.device().is_cpu(), "filter: x must be a 1-D CPU tensor");
+  const torch::Tensor xf = x.contiguous().to(torch::kDouble);
+  const double* p = xf.data_ptr<double>();
+  static torch::Tensor scratch;
+  if (!scratch.defined()) {
+    int64_t kept = 0;
+    for (int64_t i = 0; i < xf.size(0); ++i) kept += p[i] > threshold;
+    scratch = torch::empty({kept}, xf.options());
+  }
+  double* y = scratch.data_ptr<double>();
+  int64_t k = 0;
+  for (int64_t i = 0; i < xf.size(0) && k < scratch.size(0); ++i)
+    if (p[i] > threshold) y[k++] = p[i];
+  return scratch.narrow(0, 0, k).to(x.scalar_type(), false, true);
+}
+)";
+
 std::string planted_dir() {
   char tmpl[] = "/tmp/gauntlet-ddlen-test-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   std::ofstream(dir + "/short.cpp") << kShortFilter;
   std::ofstream(dir + "/short.json") << R"({"op": "filter", "source": "short.cpp", "dtypes": ["float32"]})" << "\n";
+  std::ofstream(dir + "/capacity.cpp") << kFirstCallCapacity;
+  std::ofstream(dir + "/capacity.json") << R"({"op": "filter", "source": "capacity.cpp", "dtypes": ["float32"]})" << "\n";
   return dir;
 }
 
 TEST(DataDependentLength, StatelessnessAndProvenanceJudgeTheLength) {
   const std::string dir = planted_dir();
   for (const char* gate : {"statelessness", "provenance"}) {
-    CorpusKernelRun r(dir + "/short.json", 3, gate);
+    CorpusKernelRun r(dir + (gate == std::string("statelessness") ? "/capacity.json" : "/short.json"), 3, gate);
     ASSERT_TRUE(r.build.ok) << r.build.error;
     const GateVerdict v = make_gate(gate)->run(*r.ctx);
     EXPECT_EQ(v.status, Status::Fail) << gate << ": " << v.message;
