@@ -165,6 +165,10 @@ class SpecialValuesGate : public Gate {
         bool usable = probes && i < probes->small.outputs.size() && i < probes->nan_large.outputs.size() &&
                       i < probes->huge1.outputs.size() && i < probes->huge2.outputs.size();
         usable = usable && i < probes->flipped.outputs.size();
+        // A data-dependent length (a filter's) may differ between the probes: compared element by
+        // element, they need the reference's count.
+        for (const OracleResult* p : {&probes->small, &probes->nan_large, &probes->huge1, &probes->huge2, &probes->flipped})
+          usable = usable && p->outputs[i].numel() == ref.numel();
         if (usable) {
           at::Tensor mask;
           const at::Tensor patched = special_values::strong_zero_reference(

@@ -44,6 +44,9 @@ std::vector<bool> batch_inputs(const OpSchema& schema, const Case& c, size_t alt
   if (patterns.empty() || patterns[0].empty()) return (*why = "the first input has no leading dim", std::vector<bool>{});
   const std::string sym = patterns[0][0];
   if (!schema.dims.count(sym)) return (*why = "the first input's leading dim is an expression", std::vector<bool>{});
+  if (std::count(schema.coupled_dims.begin(), schema.coupled_dims.end(), sym))
+    return (*why = "the op couples the elements along " + sym + " (coupled_dims): a slice is not a slice of the result",
+            std::vector<bool>{});
   const int64_t L = c.tensors[0].shape[0];
   std::vector<bool> slice(c.tensors.size(), false);
   for (size_t k = 0; k < patterns.size(); ++k) {

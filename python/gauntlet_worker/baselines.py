@@ -46,6 +46,11 @@ def _library_baselines():
         out = state.torch.zeros(offsets.numel() - 1, x.size(1), dtype=x.dtype, device=x.device)
         return out.index_add_(0, segment, x)
 
+    def sort(a):
+        # torch.sort(keys, stable=True): (sorted keys, values permuted alike).
+        keys, order = state.torch.sort(a[0], stable=True)
+        return keys, a[1][order]
+
     return {
         "add": lambda a: a[0] + a[1],
         "amax": lambda a: a[0].amax(dim=[a[1]]),
@@ -55,6 +60,7 @@ def _library_baselines():
         "cross_entropy": lambda a: F.nll_loss(state.torch.log_softmax(a[0], 1), a[1]),
         "cumsum": lambda a: state.torch.cumsum(a[0], a[1]),
         "embedding": lambda a: state.torch.embedding(a[0], a[1]),
+        "filter": lambda a: a[0][a[0] > a[1]],
         "gelu": lambda a: F.gelu(a[0]),
         "layer_norm": lambda a: F.layer_norm(a[0], (a[0].size(-1),), a[1], a[2], a[3]),
         "linear_relu": lambda a: state.torch.relu(F.linear(a[0], a[1], a[2])),
@@ -66,6 +72,7 @@ def _library_baselines():
         "rms_norm": rms_norm,
         "sdpa": lambda a: attention(a[0], a[1], a[2], a[3]),
         "segment_sum": segment_sum,
+        "sort": sort,
         "sigmoid": lambda a: state.torch.sigmoid(a[0]),
         "softmax": lambda a: state.torch.softmax(a[0], a[1]),
         "sum": lambda a: a[0].sum([a[1]]),

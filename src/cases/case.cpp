@@ -122,6 +122,29 @@ double draw(Distribution d, DType dtype, uint64_t seed, uint64_t stream, uint64_
   return 0;
 }
 
+// A floating recipe's values with ties (TensorRecipe::ties): a pool of max(1, n/4) draws of the
+// distribution, rounded to the dtype and sorted ascending, so ascending pool positions are
+// ascending values; with 4 or more, two of them are +0.0 and -0.0 (equal, as a sort must treat
+// them; magnitudes only: both +0.0). Element i is the pool value at a position spread as `ties`
+// (integer_spread.h over [0, pool); "reverse_runs" is "sorted_runs" backwards).
+std::vector<double> tied_values(const TensorRecipe& r, int64_t n) {
+  const int64_t pool = std::max<int64_t>(1, n / 4);
+  std::vector<double> v(static_cast<size_t>(pool));
+  for (int64_t k = 0; k < pool; ++k) {
+    const double x = draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(k));
+    v[size_t(k)] = num::round_to(r.dtype, r.positive ? std::fabs(x) : x);
+  }
+  if (pool >= 4) v[0] = 0.0, v[1] = r.positive ? 0.0 : -0.0;
+  std::stable_sort(v.begin(), v.end(), [](double a, double b) { return a < b; });
+  const bool reverse = r.ties == "reverse_runs";
+  const Spread spread = reverse ? Spread::SortedRuns : spread_from_name(r.ties).value_or(Spread::Uniform);
+  std::vector<int64_t> at = draw_keys(n, 0, pool, spread, r.alpha, false, r.seed, r.stream + 0x7000);
+  if (reverse) std::reverse(at.begin(), at.end());
+  std::vector<double> out(size_t(std::max<int64_t>(n, 0)));
+  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = v[size_t(at[size_t(i)])];
+  return out;
+}
+
 }  // namespace
 
 bool distribution_uses_axis(Distribution d) {
@@ -231,8 +254,14 @@ at::Tensor materialize(const TensorRecipe& r) {
     K = r.shape[size_t(axis)];
     for (int64_t a = axis + 1; a < rank; ++a) inner *= r.shape[size_t(a)];
   }
-  const bool bulk_normal = !along && draws_normal(r.distribution);
+  const bool tied = !along && !r.ties.empty();
+  const std::vector<double> tie_values = tied ? tied_values(r, n) : std::vector<double>();
+  const bool bulk_normal = !along && !tied && draws_normal(r.distribution);
   at::parallel_for(0, n, kMaterializeGrain, [&](int64_t begin, int64_t end) {
+    if (tied) {
+      for (int64_t i = begin; i < end; ++i) put(i, tie_values[size_t(i)]);
+      return;
+    }
     std::vector<double> z;
     if (bulk_normal) {
       z.resize(size_t(end - begin));
@@ -251,6 +280,26 @@ at::Tensor materialize(const TensorRecipe& r) {
     if (index >= 0 && index < n) put(index, num::round_to(r.dtype, value));
   at::Tensor logical = direct ? t.view(r.shape) : t.view(r.shape).to(*wire::to_scalar_type(r.dtype)).contiguous();
   return apply_layout(with_structure(logical, r.structure), r.layout);
+}
+
+double recipe_value(const TensorRecipe& r, int64_t flat) {
+  for (auto it = r.specials.rbegin(); it != r.specials.rend(); ++it)
+    if (it->first == flat) return num::round_to(r.dtype, it->second);
+  int64_t n = 1;
+  for (int64_t s : r.shape) n *= s;
+  const int64_t rank = int64_t(r.shape.size());
+  if (distribution_uses_axis(r.distribution) && rank > 0) {
+    const int64_t axis = ((r.axis % rank) + rank) % rank;
+    int64_t inner = 1;
+    for (int64_t a = axis + 1; a < rank; ++a) inner *= r.shape[size_t(a)];
+    const int64_t K = r.shape[size_t(axis)];
+    const double v = draw_along(r.distribution, r.dtype, r.seed, r.stream,
+                                uint64_t((flat / (inner * K)) * inner + flat % inner), (flat / inner) % K, K);
+    return num::round_to(r.dtype, r.positive ? std::fabs(v) : v);
+  }
+  if (!r.ties.empty()) return tied_values(r, n).at(size_t(flat));
+  const double v = draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(flat));
+  return num::round_to(r.dtype, r.positive ? std::fabs(v) : v);
 }
 
 at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout) {
@@ -352,6 +401,8 @@ nlohmann::json case_to_json(const Case& c) {
     if (r.sorted) t["sorted"] = true;
     if (r.offsets) t["offsets"] = true;
     if (r.positive) t["positive"] = true;
+    if (!r.ties.empty()) t["ties"] = r.ties;
+    if (!r.ties.empty() && r.ties == "zipf") t["alpha"] = r.alpha;
     if (!r.structure.empty()) t["structure"] = r.structure;
     if (r.layout != "contiguous") t["layout"] = r.layout;
     if (distribution_uses_axis(r.distribution)) t["axis"] = r.axis;
@@ -403,6 +454,9 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
         r.high = t["range"].at(1);
       }
       r.positive = t.value("positive", false);
+      r.ties = t.value("ties", "");
+      if (!r.ties.empty() && !is_tie_spread_name(r.ties))
+        return (*error = "case tensor has an unknown tie spread " + r.ties, false);
       const auto spread = spread_from_name(t.value("spread", ""));
       if (!spread) return (*error = "case tensor has an unknown spread " + t.value("spread", ""), false);
       r.spread = *spread;

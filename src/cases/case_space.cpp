@@ -3,9 +3,13 @@
 #include <optional>
 
 #include "gauntlet/cases/case.h"
+#include "gauntlet/common/rng.h"
 
 namespace gauntlet {
 namespace {
+
+// Streams of the case-level draws (apart from every input's own stream, its index).
+constexpr uint64_t kTieStream = 0x7200, kDrawnAttrStream = 0x7300;
 
 uint64_t name_hash(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -27,6 +31,21 @@ bool broadcastable(const std::vector<int64_t>& b, const std::vector<int64_t>& a)
     if (bs != as && bs != 1) return false;
   }
   return true;
+}
+
+// A double attribute drawn from an input's values (AttrSpec::drawn_from): one of them, at a
+// position the seed picks, unless the manifest fixes it or the input is empty.
+void draw_attributes(const OpSchema& schema, const KernelManifest& manifest, uint64_t seed, Case* c) {
+  for (size_t k = 0; k < schema.attributes.size(); ++k) {
+    const AttrSpec& a = schema.attributes[k];
+    if (a.drawn_from.empty() || manifest.attrs.count(a.name)) continue;
+    for (const TensorRecipe& r : c->tensors) {
+      if (r.name != a.drawn_from || !dtype_is_floating(r.dtype) || r.distribution == Distribution::Index) continue;
+      int64_t n = 1;
+      for (int64_t e : r.shape) n *= e;
+      if (n > 0) c->attrs[a.name] = recipe_value(r, int64_t(rng::below(seed, kDrawnAttrStream + k, 0, uint64_t(n))));
+    }
+  }
 }
 
 }  // namespace
@@ -278,16 +297,25 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
       r.positive = in.values.kind == "positive" || in.values.kind == "nonnegative";
       auto declared = manifest_.structures.find(in.name);
       r.structure = declared != manifest_.structures.end() ? declared->second : in.values.structure;
+      // Tied values: each case one of the domain's spreads, by its seed (so a gate's cases meet
+      // them all: all equal, ascending and descending runs, skewed and uniform repeats). The
+      // KernelBench-style check's U[0,1) draws stay plain: torch.rand has no ties, and the check
+      // is meant to show what such a harness sees.
+      if (!in.values.ties.empty() && dtype_is_floating(r.dtype) && dist != Distribution::Uniform01) {
+        r.ties = in.values.ties[rng::below(seed, i + kTieStream, 0, in.values.ties.size())];
+        if (r.ties == "zipf") r.alpha = in.values.alpha.value_or(1.0);
+      }
     }
     c.tensors.push_back(r);
   }
+  draw_attributes(schema_, manifest_, seed, &c);
   c.label = std::string(dtype_name(dtype)) + " " + distribution_name(dist);
   for (const TensorRecipe& r : c.tensors) {
     c.label += " " + r.name + "=[";
     for (size_t k = 0; k < r.shape.size(); ++k) c.label += (k ? "," : "") + std::to_string(r.shape[k]);
     c.label += "]";
   }
-  for (const auto& [k, v] : attrs) c.label += " " + k + "=" + attr_to_string(v);
+  for (const auto& [k, v] : c.attrs) c.label += " " + k + "=" + attr_to_string(v);
   *out = c;
   return true;
 }

@@ -54,11 +54,15 @@ namespace {
 
 // Whether the reference proves nothing about the kernel: all zero, or constant over several
 // elements (a single nonzero element is still evidence).
+// Integer outputs (sort's permuted values, indices, counts) are the oracle's integers themselves:
+// no rounding, and compared exactly whatever the case dtype's tolerance says.
+double rounded(DType dtype, double v) { return dtype_is_floating(dtype) ? num::round_to(dtype, v) : v; }
+
 bool reference_is_vacuous(DType dtype, const double* r, int64_t n) {
   bool constant = true;
-  double first = n ? num::round_to(dtype, r[0]) : 0;
+  double first = n ? rounded(dtype, r[0]) : 0;
   for (int64_t i = 1; i < n && constant; ++i) {
-    double v = num::round_to(dtype, r[i]);
+    double v = rounded(dtype, r[i]);
     if (!(v == first || (std::isnan(v) && std::isnan(first)))) constant = false;
   }
   bool all_zero = true;
@@ -78,13 +82,14 @@ struct ElementRule {
   DType dtype;
   const Tolerance& tol;
   const JudgeOptions& options;
-  num::DTypeLimits lim = num::limits(dtype);
-  Mode mode = tol.mode == "exact" ? Mode::Exact : tol.mode == "ulp" ? Mode::Ulp : Mode::Bound;
+  bool floating = dtype_is_floating(dtype);
+  num::DTypeLimits lim = num::limits(floating ? dtype : DType::Float64);
+  Mode mode = !floating || tol.mode == "exact" ? Mode::Exact : tol.mode == "ulp" ? Mode::Ulp : Mode::Bound;
   bool envelope = tol.mode == "module-envelope";
   // allowed_error's accumulation term without its per-element string work: the same operations
   // in the same order, so the same doubles.
   double accumulation;
-  double overflow_step = num::ulp_at(dtype, lim.max_finite);
+  double overflow_step = floating ? num::ulp_at(dtype, lim.max_finite) : 0;
 
   ElementRule(DType d, const Tolerance& t, int64_t K, const JudgeOptions& opts)
       : dtype(d), tol(t), options(opts),
@@ -98,7 +103,7 @@ struct ElementRule {
       ++q.unjudged;
       return;
     }
-    const double want = num::round_to(dtype, r[i]);
+    const double want = rounded(dtype, r[i]);
     const double got = o[i];
     bool bad = false;
     double err = 0, allowed = 0;
@@ -132,7 +137,7 @@ struct ElementRule {
       bad = !(err <= allowed);
       if (bad && std::isinf(got) != std::isinf(want)) ++q.nonfinite_mismatch;
     }
-    if (bad && options.defer_subnormal_range && std::isfinite(got) && std::isfinite(want) &&
+    if (bad && floating && options.defer_subnormal_range && std::isfinite(got) && std::isfinite(want) &&
         std::fabs(got) < lim.min_normal && std::fabs(want) < lim.min_normal)
       bad = false;
     if (!bad) return;
@@ -187,9 +192,10 @@ void merge_partials(const std::vector<Partial>& partials, Judgement* j) {
 std::string failure_message(const std::string& output_name, at::IntArrayRef sizes, const Judgement& j,
                             DType dtype, const Tolerance& tol, int64_t n) {
   std::string where = output_name + index_text(sizes, j.worst_index);
-  std::string unit = tol.mode == "ulp" ? " ulp" : "";
+  std::string unit = tol.mode == "ulp" && dtype_is_floating(dtype) ? " ulp" : "";
+  const std::string mode = dtype_is_floating(dtype) ? tol.mode : "exact";
   std::string message = where + ": got " + fmt(j.got) + ", expected " + fmt(j.expected) + " (" + dtype_name(dtype) +
-                        ", " + tol.mode + " tolerance: error " + fmt(j.error) + unit + " > allowed " + fmt(j.allowed) +
+                        ", " + mode + " tolerance: error " + fmt(j.error) + unit + " > allowed " + fmt(j.allowed) +
                         unit + "); " + std::to_string(j.bad) + " of " + std::to_string(n) + " elements out of tolerance";
   if (j.nonfinite_mismatch) message += ", " + std::to_string(j.nonfinite_mismatch) + " NaN/Inf mismatches";
   return message;

@@ -86,7 +86,12 @@ std::string difference(const std::string& id, const std::vector<at::Tensor>& x, 
   OracleResult a = run_oracle(id, plus, attrs), b = run_oracle(id, minus, attrs);
   if (!a.ok()) return a.error;
   if (!b.ok()) return b.error;
-  *out = (flat_outputs(a) - flat_outputs(b)) / (2 * h);
+  const at::Tensor fa = flat_outputs(a), fb = flat_outputs(b);
+  // A data-dependent length (a filter's) that changes within the step: no derivative at this point.
+  if (fa.numel() != fb.numel())
+    return "the output's length changes within a step of " + std::to_string(h) +
+           " (a data-dependent output at a boundary, such as an element at a filter's threshold): not differentiable here";
+  *out = (fa - fb) / (2 * h);
   return "";
 }
 

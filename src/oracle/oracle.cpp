@@ -139,6 +139,8 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"embedding", o::embedding},
       {"cross_entropy", o::cross_entropy},
       {"segment_sum", o::segment_sum},
+      {"filter", o::filter},
+      {"sort", o::sort},
   };
   return table;
 }
@@ -150,8 +152,6 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
 const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
   namespace o = oracle_impl;
   static const std::map<std::string, o::OracleFn> table = {
-      {"filter", o::filter},
-      {"sort", o::sort},
       {"unique", o::unique},
       {"topk", o::topk},
       {"group_by_sum", o::group_by_sum},

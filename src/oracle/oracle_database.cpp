@@ -58,10 +58,12 @@ OracleResult filter(const Inputs& in, const AttrMap& attrs) {
   const at::Tensor x = value_input(in, 0, "x");
   expect_rank(x, "x", 1);
   const double threshold = attr_double(attrs, "threshold");
-  std::vector<double> kept;
-  for (double v : doubles(x))
-    if (v > threshold) kept.push_back(v);  // NaN > t is false: NaN is dropped, as x[x > t] drops it
-  return make_result(tensor_of(kept, {int64_t(kept.size())}));
+  std::vector<int64_t> kept;
+  const std::vector<double> v = doubles(x);
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] > threshold) kept.push_back(int64_t(i));  // NaN > t is false: NaN is dropped, as x[x > t] drops it
+  // Gathered from x itself, so autograd sees the copy (the gradient reference).
+  return make_result(x.index_select(0, tensor_of(kept, {int64_t(kept.size())})));
 }
 
 OracleResult sort(const Inputs& in, const AttrMap&) {
@@ -72,15 +74,13 @@ OracleResult sort(const Inputs& in, const AttrMap&) {
   expect_rank(values, "values", 1);
   if (values.numel() != keys.numel()) fail("values must have as many elements as keys (" + shape_str(keys) + ")");
   const std::vector<double> k = doubles(keys);
-  const std::vector<int64_t> v = longs(values);
-  std::vector<size_t> order(k.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return before(k[a], k[b]); });
-  std::vector<double> sk;
-  std::vector<int64_t> sv;
-  for (size_t i : order) sk.push_back(k[i]), sv.push_back(v[i]);
-  OracleResult r = make_result(tensor_of(sk, {int64_t(sk.size())}));
-  r.outputs.push_back(tensor_of(sv, {int64_t(sv.size())}));
+  std::vector<int64_t> order(k.size());
+  std::iota(order.begin(), order.end(), int64_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return before(k[size_t(a)], k[size_t(b)]); });
+  // Keys and values gathered by the stable order (autograd sees the keys' permutation).
+  const at::Tensor by = tensor_of(order, {int64_t(order.size())});
+  OracleResult r = make_result(keys.index_select(0, by));
+  r.outputs.push_back(values.index_select(0, by).contiguous());
   r.scales.push_back(at::Tensor());
   return r;
 }

@@ -38,10 +38,18 @@ void Linter::check_values(const ValueDomain& v, const std::string& p, const std:
     else if (!kDistributions.count(v.distribution))
       issue(at(p, "distribution"), "unknown distribution \"" + v.distribution + "\"");
   }
+  const bool real_kind = v.kind == "real" || v.kind == "positive" || v.kind == "nonnegative";
+  const bool zipf = v.distribution == "zipf" || std::count(v.ties.begin(), v.ties.end(), "zipf");
+  if (!v.ties.empty() && !real_kind) issue(at(p, "ties"), "\"ties\" applies to real-valued kinds (real, positive, nonnegative)");
+  for (size_t i = 0; i < v.ties.size(); ++i)
+    if (!is_tie_spread_name(v.ties[i]))
+      issue(at(at(p, "ties"), i), "unknown tie spread \"" + v.ties[i] +
+                                      "\" (uniform, zipf, all_equal, sorted_runs or reverse_runs)");
+  if (!v.ties.empty() && !v.structure.empty()) issue(at(p, "ties"), "\"ties\" and \"structure\" do not combine");
   if (v.alpha) {
-    if (v.distribution != "zipf") issue(at(p, "alpha"), "\"alpha\" applies to distribution zipf");
+    if (!zipf) issue(at(p, "alpha"), "\"alpha\" applies to distribution zipf (or zipf ties)");
     else if (!(*v.alpha > 0)) issue(at(p, "alpha"), "zipf alpha must be > 0");
-  } else if (v.distribution == "zipf") {
+  } else if (zipf) {
     issue(at(p, "alpha"), "distribution zipf needs \"alpha\" (its exponent)");
   }
   if (v.sorted && v.kind != "key" && v.kind != "index")
@@ -198,6 +206,16 @@ void Linter::attributes() {
     if (!a.dim_of.empty()) {
       if (a.type != "int64") issue(at(p, "dim_of"), "dim_of needs type int64");
       if (!input(a.dim_of)) issue(at(p, "dim_of"), "unknown input \"" + a.dim_of + "\"");
+    }
+    if (!a.drawn_from.empty()) {
+      const InputSpec* in = input(a.drawn_from);
+      if (a.type != "double") issue(at(p, "drawn_from"), "drawn_from needs type double");
+      if (!in) issue(at(p, "drawn_from"), "unknown input \"" + a.drawn_from + "\"");
+      else if (is_integer_value_kind(in->values.kind) || !in->values.structure.empty() ||
+               std::none_of(in->dtypes.begin(), in->dtypes.end(), dtype_is_floating))
+        issue(at(p, "drawn_from"), "drawn_from names a floating input of a real-valued kind without structure");
+      if (a.min || a.max || !a.values.empty())
+        issue(at(p, "drawn_from"), "an attribute drawn from an input's values has no min, max or values");
     }
   }
   // attr_constraints: evaluate in double with the defaults; they must parse, name attributes, hold.

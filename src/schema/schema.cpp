@@ -54,6 +54,10 @@ bool is_integer_value_kind(const std::string& kind) {
   return kind == "index" || kind == "integer" || kind == "key" || kind == "bool" || kind == "offsets";
 }
 
+bool is_tie_spread_name(const std::string& s) {
+  return s == "uniform" || s == "zipf" || s == "all_equal" || s == "sorted_runs" || s == "reverse_runs";
+}
+
 const InputSpec* OpSchema::case_dtype_input() const {
   // Follow same_dtype_as (bounded, in case of a cycle that lint reports).
   auto resolved = [&](const InputSpec* in) {

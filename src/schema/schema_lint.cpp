@@ -145,6 +145,8 @@ void Linter::dims() {
 
 void Linter::exprs_lists() {
   for (size_t i = 0; i < s_.constraints.size(); ++i) check_expr(s_.constraints[i], at("/constraints", i));
+  for (size_t i = 0; i < s_.coupled_dims.size(); ++i)
+    if (!s_.dims.count(s_.coupled_dims[i])) issue(at("/coupled_dims", i), "unknown dim \"" + s_.coupled_dims[i] + "\"");
 }
 
 void Linter::forbidden() {

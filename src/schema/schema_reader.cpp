@@ -37,7 +37,7 @@ class Reader : public JsonFields {
   ValueDomain read_values(const json& j, const std::string& p) {
     ValueDomain v;
     if (!want_object(j, p)) return v;
-    check_keys(j, p, {"kind", "low", "below", "distribution", "alpha", "sorted", "total", "structure", "notes"});
+    check_keys(j, p, {"kind", "low", "below", "distribution", "alpha", "sorted", "total", "structure", "ties", "notes"});
     v.kind = get_string(j, "kind", p, true, "real");
     v.low = get_expr_field(j, "low", p, false, "0");
     v.below = get_expr_field(j, "below", p, false);
@@ -46,6 +46,7 @@ class Reader : public JsonFields {
     v.sorted = get_bool(j, "sorted", p, false);
     v.total = get_expr_field(j, "total", p, false);
     v.structure = get_string(j, "structure", p, false);
+    if (j.contains("ties")) v.ties = get_string_list(j, "ties", p, false);
     get_string(j, "notes", p, false);
     return v;
   }
@@ -112,7 +113,7 @@ class Reader : public JsonFields {
   AttrSpec read_attr(const json& j, const std::string& p) {
     AttrSpec a;
     if (!want_object(j, p)) return a;
-    check_keys(j, p, {"name", "type", "default", "values", "min", "max", "dim_of", "notes"});
+    check_keys(j, p, {"name", "type", "default", "values", "min", "max", "dim_of", "drawn_from", "notes"});
     a.name = get_string(j, "name", p, true);
     a.type = get_string(j, "type", p, true);
     if (!a.type.empty() && a.type != "int64" && a.type != "double" && a.type != "bool")
@@ -128,6 +129,7 @@ class Reader : public JsonFields {
     if (const json* m = field(j, "min", p, false)) a.min = get_number(*m, at(p, "min"));
     if (const json* m = field(j, "max", p, false)) a.max = get_number(*m, at(p, "max"));
     a.dim_of = get_string(j, "dim_of", p, false);
+    a.drawn_from = get_string(j, "drawn_from", p, false);
     get_string(j, "notes", p, false);
     return a;
   }
@@ -220,7 +222,7 @@ class Reader : public JsonFields {
                {"schema_version", "name", "semantics", "dims", "constraints", "attr_constraints", "max_numel",
                 "inputs", "attributes", "outputs", "oracle", "tolerance", "nan_inf", "determinism",
                 "determinism_notes", "reduction", "cost", "error_inputs", "error_inputs_note", "forbidden_ops",
-                "notes"});
+                "coupled_dims", "notes"});
     if (const json* v = field(root, "schema_version", r, true))
       if (auto x = get_int(*v, "/schema_version")) {
         s.schema_version = static_cast<int>(*x);
@@ -233,6 +235,7 @@ class Reader : public JsonFields {
         for (auto it = d->begin(); it != d->end(); ++it) s.dims[it.key()] = read_dim(it.value(), at("/dims", it.key()));
     s.constraints = get_string_list(root, "constraints", r, false, true);
     s.attr_constraints = get_string_list(root, "attr_constraints", r, false);
+    if (root.contains("coupled_dims")) s.coupled_dims = get_string_list(root, "coupled_dims", r, false);
     if (const json* m = field(root, "max_numel", r, false))
       if (auto x = get_int(*m, "/max_numel")) s.max_numel = *x;
     if (const json* ins = field(root, "inputs", r, true))

@@ -44,6 +44,7 @@ const std::map<std::string, Baseline>& baselines() {
       {"cross_entropy", [](const Args& a) { return at::nll_loss(at::log_softmax(T(a, 0), 1), T(a, 1)); }},
       {"cumsum", [](const Args& a) { return at::cumsum(T(a, 0), I(a, 1)); }},
       {"embedding", [](const Args& a) { return at::embedding(T(a, 0), T(a, 1)); }},
+      {"filter", [](const Args& a) { return T(a, 0).masked_select(T(a, 0) > D(a, 1)); }},
       {"gelu", [](const Args& a) { return at::gelu(T(a, 0)); }},
       {"layer_norm", [](const Args& a) {
          return at::layer_norm(T(a, 0), {T(a, 0).size(-1)}, T(a, 1), T(a, 2), D(a, 3));
@@ -76,16 +77,33 @@ const std::map<std::string, Baseline>& baselines() {
   return table;
 }
 
+// Ops of several outputs.
+const std::map<std::string, std::function<std::vector<at::Tensor>(const Args&)>>& multi_output_baselines() {
+  static const std::map<std::string, std::function<std::vector<at::Tensor>(const Args&)>> table = {
+      {"sort", [](const Args& a) {
+         // torch.sort(keys, stable=True): the sorted keys, and the values gathered by its indices.
+         const auto sorted = at::sort(T(a, 0), true, 0, false);
+         return std::vector<at::Tensor>{std::get<0>(sorted), T(a, 1).index_select(0, std::get<1>(sorted))};
+       }},
+  };
+  return table;
+}
+
 }  // namespace
 
-bool has_library_baseline(const std::string& op) { return baselines().count(op) > 0; }
+bool has_library_baseline(const std::string& op) {
+  return baselines().count(op) > 0 || multi_output_baselines().count(op) > 0;
+}
 
 bool library_baseline(const std::string& op, const std::vector<KernelArg>& args, std::vector<at::Tensor>* outputs,
                       std::string* error) {
   auto it = baselines().find(op);
-  if (it == baselines().end()) return (*error = "no library baseline for op " + op, false);
+  auto multi = multi_output_baselines().find(op);
+  if (it == baselines().end() && multi == multi_output_baselines().end())
+    return (*error = "no library baseline for op " + op, false);
   try {
-    outputs->assign(1, it->second(args));
+    if (it == baselines().end()) *outputs = multi->second(args);
+    else outputs->assign(1, it->second(args));
     return true;
   } catch (const c10::Error& e) {
     *error = std::string("the library baseline threw: ") + e.what_without_backtrace();

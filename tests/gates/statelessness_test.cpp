@@ -117,6 +117,16 @@ TEST(StatelessnessBatch, TheLeadingDimIsABatchOnlyWhereTheOpMapsItRowByRow) {
   EXPECT_EQ(batch_of("cross_entropy", {{"N", 3}, {"C", 4}}, 0, {}, &why), V{});
   EXPECT_NE(why.find("reduces over N"), std::string::npos) << why;
   EXPECT_EQ(batch_of("embedding", {{"V", 5}, {"D", 3}, {"N", 4}}, 0, {}, &why), V{});
+  // A sort's outputs are [N] like its inputs, but each position depends on every key: no batch.
+  EXPECT_EQ(batch_of("sort", {{"N", 6}}, 0, {}, &why), V{});
+  EXPECT_NE(why.find("coupled_dims"), std::string::npos) << why;
+  // The declaration is what decides: without it the sort's [N] outputs would be sliced row by row.
+  OpSchema uncoupled = load_test_schema("sort");
+  uncoupled.coupled_dims.clear();
+  KernelManifest m;
+  CaseSpace space(uncoupled, m);
+  EXPECT_EQ(sg::batch_inputs(uncoupled, build_case(space, {{"N", 6}}, 0, {}), 0, &why), V({true, true})) << why;
+  EXPECT_EQ(batch_of("filter", {{"N", 6}}, 0, {{"threshold", 0.0}}, &why), V{});
 }
 
 // A real gate run on a corpus kernel, in the sandbox.

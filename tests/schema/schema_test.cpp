@@ -26,7 +26,7 @@ const std::vector<std::string> kRequired = {
     "amax",      "logsumexp", "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul",
     "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
     // The next ops (SPEC), as their schemas arrive.
-    "segment_sum"};
+    "segment_sum", "filter", "sort"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 
@@ -136,6 +136,8 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
       {"embedding", {{"weight", "idx"}, {}, "exact"}},
       {"cross_entropy", {{"logits", "target"}, {}, "reduction"}},
       {"segment_sum", {{"x", "offsets"}, {}, "reduction"}},
+      {"filter", {{"x"}, {{"threshold", "double"}}, "exact"}},
+      {"sort", {{"keys", "values"}, {}, "exact"}},
   };
   const std::vector<DType> floats = {DType::Float32, DType::Float16, DType::BFloat16};
   for (const auto& [op, want] : table) {
@@ -151,9 +153,10 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
     EXPECT_EQ(s->case_dtypes(), floats) << op;
     EXPECT_EQ(s->oracle, op);
     EXPECT_EQ(s->determinism, "bitwise") << op;
-    EXPECT_EQ(s->nan_inf, "propagate") << op;
+    // filter drops NaN and sort moves it last: neither propagates it elementwise.
+    EXPECT_EQ(s->nan_inf, op == "filter" || op == "sort" ? "custom" : "propagate") << op;
     EXPECT_FALSE(s->forbidden_ops.empty()) << op;
-    ASSERT_EQ(s->outputs.size(), 1u) << op;
+    ASSERT_EQ(s->outputs.size(), op == "sort" ? 2u : 1u) << op;
     EXPECT_EQ(s->outputs[0].dtype, "same:" + want.inputs[0]) << op;
     for (DType d : floats) {
       ASSERT_TRUE(s->tolerance.count(d)) << op << " " << dtype_name(d);
@@ -190,7 +193,7 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 22u) << render(issues);
+  ASSERT_EQ(by.size(), 24u) << render(issues);
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");
@@ -231,6 +234,15 @@ TEST(Schema, SpotChecksOfTheContracts) {
   EXPECT_EQ(by["segment_sum"].reduction->K, "N");
   EXPECT_TRUE(by["segment_sum"].dims.at("N").zero_allowed);
   EXPECT_EQ(by["segment_sum"].error_inputs.size(), 3u);
+  // filter: a data-dependent [?] output of at most N elements, its threshold drawn from x's values.
+  EXPECT_TRUE(by["filter"].outputs[0].data_dependent());
+  EXPECT_EQ(by["filter"].outputs[0].dims, (std::vector<std::string>{"?"}));
+  EXPECT_EQ(by["filter"].outputs[0].max_size, "N");
+  EXPECT_EQ(by["filter"].attributes[0].drawn_from, "x");
+  // sort: tied float keys in every spread, a permutation of [0, N) as the int64 payload, two outputs.
+  EXPECT_EQ(by["sort"].input("keys")->values.ties.size(), 5u);
+  EXPECT_EQ(by["sort"].input("values")->values.distribution, "all_distinct");
+  EXPECT_EQ(by["sort"].outputs[1].dtype, "int64");
   // Every op with no error input says why.
   for (const auto& [n, s] : by)
     if (s.error_inputs.empty()) {

@@ -74,6 +74,10 @@ struct TensorRecipe {
   bool sorted = false;
   bool offsets = false;
   bool positive = false;      // value domain "positive"/"nonnegative": magnitude only
+  // Floating values with ties (ValueDomain::ties): the spread this case drew ("uniform", "zipf"
+  // with `alpha`, "all_equal", "sorted_runs", "reverse_runs"), "" for plain draws. The values
+  // come from a pool of max(1, n/4) draws of `distribution` (tied_values in case.cpp).
+  std::string ties;
   std::string structure;      // value domain's structure over the last two dims (schema.h), "" none
   // Memory layout of the view handed to the kernel; the logical values are the same as the
   // contiguous tensor's (except "expanded", whose values are generated with the first dim of size
@@ -112,6 +116,10 @@ DType case_dtype(const OpSchema& schema, const Case& c);
 // value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.
 at::Tensor materialize(const TensorRecipe& r);
 std::vector<at::Tensor> materialize_all(const Case& c);
+// The logical value at flat index `flat` of a floating recipe, as materialize gives it (specials
+// included, structure and layout aside), without drawing the other elements where it can: what an
+// attribute drawn from an input's values (AttrSpec::drawn_from) takes.
+double recipe_value(const TensorRecipe& r, int64_t flat);
 // The values projected onto a structure over the last two dims (TensorRecipe::structure): entries
 // are kept or zeroed, a symmetric matrix mirrors its lower triangle. Rank < 2, and "symmetric" on
 // non-square matrices, are returned as they are.

@@ -68,7 +68,15 @@ struct ValueDomain {
   // Structure over the last two dims: "" (none) | "lower-triangular" | "upper-triangular" |
   // "symmetric" | "diagonal" (a KernelBench problem whose get_inputs() builds such matrices).
   std::string structure;
+  // Real-valued kinds: spreads of tied values (docs/schema-format.md, "ties"). Non-empty: every
+  // case draws a pool of about n/4 values from its distribution and fills the tensor from the pool
+  // with one of these spreads ("uniform", "zipf" (needs alpha), "all_equal", "sorted_runs",
+  // "reverse_runs"), chosen by the case's seed: many equal values (a sort's stability, ties).
+  std::vector<std::string> ties;
 };
+
+// The spreads a real value domain's "ties" may list (integer_spread.h's, and "reverse_runs").
+bool is_tie_spread_name(const std::string& s);
 
 // Whether a value kind draws integers (index, integer, key, bool, offsets) rather than real values:
 // the gates' real distributions (subnormals, specials, accumulation patterns) never fill those.
@@ -101,6 +109,10 @@ struct AttrSpec {
   std::vector<AttrValue> values;  // explicit choices (may be empty)
   std::optional<double> min, max;  // numeric range (inclusive)
   std::string dim_of;             // int64 dim attribute: valid dims of this input (-rank..rank-1)
+  // double attribute: unless the manifest fixes it, every case takes one of this floating input's
+  // own values, at a position the case's seed picks (a filter's threshold lies inside the data
+  // whatever the distribution's scale or sign; docs/schema-format.md, "drawn_from").
+  std::string drawn_from;
 };
 
 struct OutputSpec {
@@ -122,6 +134,9 @@ struct OutputSpec {
   // data (a filter), at most `max_size` (Expr).
   std::string size_rule = "static";
   std::string max_size;
+  // Its length is a value, decided by the data: a length unlike the oracle's is a wrong result
+  // wherever values are judged, not only the contract gate's finding.
+  bool data_dependent() const { return size_rule == "data_dependent"; }
 };
 
 // Tolerance for one dtype. Modes (docs/tolerances.md):
@@ -182,6 +197,10 @@ struct OpSchema {
   std::vector<ErrorInput> error_inputs;
   std::string error_inputs_note;          // why there are none (required when error_inputs is empty)
   std::vector<std::string> forbidden_ops; // ATen ops a kernel must not call (provenance gate)
+  // Dims along which an output element depends on the other elements without any sum (a sort's
+  // ranks, a filter's compaction): no slice along them is a slice of the result, so the
+  // statelessness gate's batch property is not checked along them.
+  std::vector<std::string> coupled_dims;
 
   const InputSpec* input(const std::string& n) const;
   const AttrSpec* attribute(const std::string& n) const;
