@@ -76,6 +76,7 @@ def _library_baselines():
         "sigmoid": lambda a: state.torch.sigmoid(a[0]),
         "softmax": lambda a: state.torch.softmax(a[0], a[1]),
         "sum": lambda a: a[0].sum([a[1]]),
+        "topk": lambda a: tuple(state.torch.topk(a[0], a[1], dim=-1)),
     }
 
 

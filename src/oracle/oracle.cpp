@@ -141,6 +141,7 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"segment_sum", o::segment_sum},
       {"filter", o::filter},
       {"sort", o::sort},
+      {"topk", o::topk},
   };
   return table;
 }
@@ -153,7 +154,6 @@ const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
   namespace o = oracle_impl;
   static const std::map<std::string, o::OracleFn> table = {
       {"unique", o::unique},
-      {"topk", o::topk},
       {"group_by_sum", o::group_by_sum},
       {"scatter_add", o::scatter_add},
       {"hash_join", o::hash_join},

@@ -85,6 +85,10 @@ const std::map<std::string, std::function<std::vector<at::Tensor>(const Args&)>>
          const auto sorted = at::sort(T(a, 0), true, 0, false);
          return std::vector<at::Tensor>{std::get<0>(sorted), T(a, 1).index_select(0, std::get<1>(sorted))};
        }},
+      {"topk", [](const Args& a) {
+         const auto top = at::topk(T(a, 0), I(a, 1), -1);
+         return std::vector<at::Tensor>{std::get<0>(top), std::get<1>(top)};
+       }},
   };
   return table;
 }

@@ -106,6 +106,10 @@ std::map<std::string, Case> cases() {
     c["filter/" + show(t)] = {{values}, {double_arg(t)}, {{"threshold", t}}};
   // sort: every special value as a key (NaN last, signed zeros tied), the positions as values.
   c["sort"] = {{values, at::arange(n, at::kLong)}, {}, {}};
+  // topk: each special row's 3 largest and all 8 (NaN first, +inf before finite values, signed
+  // zeros tied); the indices' tie order is free, their NaN-free values are compared exactly.
+  for (int64_t k : {int64_t(3), int64_t(8)})
+    c["topk/" + std::to_string(k)] = {{rows}, {int_arg(k)}, {{"k", k}}};
   // cross_entropy's mean would hide a row's NaN behind another's: each row alone, with a target on
   // its first (often special) class and on a plain one.
   for (int64_t i = 0; i < rows.size(0); ++i)

@@ -26,7 +26,7 @@ const std::vector<std::string> kRequired = {
     "amax",      "logsumexp", "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul",
     "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
     // The next ops (SPEC), as their schemas arrive.
-    "segment_sum", "filter", "sort"};
+    "segment_sum", "filter", "sort", "topk"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 
@@ -138,6 +138,7 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
       {"segment_sum", {{"x", "offsets"}, {}, "reduction"}},
       {"filter", {{"x"}, {{"threshold", "double"}}, "exact"}},
       {"sort", {{"keys", "values"}, {}, "exact"}},
+      {"topk", {{"x"}, {{"k", "int64"}}, "exact"}},
   };
   const std::vector<DType> floats = {DType::Float32, DType::Float16, DType::BFloat16};
   for (const auto& [op, want] : table) {
@@ -152,11 +153,12 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
     EXPECT_EQ(attrs, want.attrs) << op;
     EXPECT_EQ(s->case_dtypes(), floats) << op;
     EXPECT_EQ(s->oracle, op);
-    EXPECT_EQ(s->determinism, "bitwise") << op;
-    // filter drops NaN and sort moves it last: neither propagates it elementwise.
-    EXPECT_EQ(s->nan_inf, op == "filter" || op == "sort" ? "custom" : "propagate") << op;
+    // topk's tied indices may come in any order (SPEC): runs agree up to that order.
+    EXPECT_EQ(s->determinism, op == "topk" ? "equivalence" : "bitwise") << op;
+    // filter drops NaN, sort moves it last, topk puts it first: none propagates it elementwise.
+    EXPECT_EQ(s->nan_inf, op == "filter" || op == "sort" || op == "topk" ? "custom" : "propagate") << op;
     EXPECT_FALSE(s->forbidden_ops.empty()) << op;
-    ASSERT_EQ(s->outputs.size(), op == "sort" ? 2u : 1u) << op;
+    ASSERT_EQ(s->outputs.size(), op == "sort" || op == "topk" ? 2u : 1u) << op;
     EXPECT_EQ(s->outputs[0].dtype, "same:" + want.inputs[0]) << op;
     for (DType d : floats) {
       ASSERT_TRUE(s->tolerance.count(d)) << op << " " << dtype_name(d);
@@ -193,7 +195,7 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 24u) << render(issues);
+  ASSERT_EQ(by.size(), 25u) << render(issues);
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");
