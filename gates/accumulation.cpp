@@ -76,10 +76,12 @@ std::vector<Plan> plans_for(const OpSchema& s) {
 
 // How a case is judged, from its distributions (so a replayed case is judged as it was found).
 Bound bound_of(const Case& c) {
-  bool random = false;
+  bool random = false, random_seen = false;
   for (const TensorRecipe& r : c.tensors) {
     if (r.distribution == Distribution::IntegerExact) return Bound::Exact;
-    if (r.distribution == Distribution::Normal && &r == &c.tensors.front()) random = true;
+    // The first floating operand carries the plan's pattern (group_by_sum's int64 keys come first).
+    if (r.distribution == Distribution::Normal && !random_seen) random = true;
+    if (r.distribution != Distribution::Index) random_seen = true;
   }
   return random ? Bound::Sqrt : Bound::Ceiling;
 }
@@ -354,7 +356,7 @@ class AccumulationGate : public Gate {
       e.cases = 1;
       return e;
     }
-    const DType dtype = c.tensors.at(0).dtype;
+    const DType dtype = case_dtype(ctx.schema, c);
     auto tol_it = ctx.schema.tolerance.find(dtype);
     if (tol_it == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;

@@ -181,7 +181,7 @@ class GradientsGate : public Gate {
                                                          c10::toString(run.inputs[k].scalar_type()));
     }
 
-    const DType dtype = c.tensors.at(0).dtype;
+    const DType dtype = case_dtype(ctx.schema, c);
     auto tol_it = ctx.schema.tolerance.find(dtype);
     if (tol_it == ctx.schema.tolerance.end())
       return fail(ctx, run, Category::HarnessError, std::string("the schema declares no tolerance for ") + dtype_name(dtype));
@@ -248,7 +248,8 @@ class GradientsGate : public Gate {
         dims[dim] = std::max(ctx.space.limits_for(dim).first, std::min(size, cap));
       Case smaller;
       std::string error;
-      if (ctx.space.build(dims, alt, c->attrs, c->tensors[0].dtype, c->tensors[0].distribution, c->tensors[0].seed,
+      const TensorRecipe& r = case_recipe(ctx.schema, *c);
+      if (ctx.space.build(dims, alt, c->attrs, r.dtype, r.distribution, r.seed,
                           &smaller, &error) &&
           small(ctx, smaller)) {
         smaller.index = c->index;

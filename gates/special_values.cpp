@@ -125,7 +125,7 @@ class SpecialValuesGate : public Gate {
       e.cases = 1;
       return e;
     }
-    const DType case_dtype = c.tensors.at(0).dtype;
+    const DType case_dtype = gauntlet::case_dtype(ctx.schema, c);
     auto tol_it = ctx.schema.tolerance.find(case_dtype);
     if (tol_it == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;

@@ -191,7 +191,7 @@ class StatelessnessGate : public Gate {
     WorkerSession* session = &session_ref;
     const std::vector<Step> steps = plan_sequence(ctx.space, a);
     // Nondeterminism the schema declares is allowed within its tolerance; otherwise repeats are bitwise.
-    auto tol_it = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    auto tol_it = ctx.schema.tolerance.find(case_dtype(ctx.schema, a));
     const Tolerance* tol =
         ctx.schema.determinism == "bitwise" || tol_it == ctx.schema.tolerance.end() ? nullptr : &tol_it->second;
     CaseRun a_run = run_case(ctx, *session, a, 2);
@@ -207,7 +207,7 @@ class StatelessnessGate : public Gate {
                        "call 2 (A repeated) returns " + output_name(ctx.schema, i) +
                            " in the same storage as call 1's output: the caller's earlier result is overwritten by the next call",
                        2);
-    if (std::string why = differs(ctx, first, repeat, tol); !why.empty())
+    if (std::string why = differs(ctx, first, repeat, tol, a_run); !why.empty())
       return failure(ctx, a_run, "call 2 (A repeated) differs from call 1: " + why, 2);
     int call_no = 2;
     for (size_t s = 1; s < steps.size(); ++s) {
@@ -224,7 +224,7 @@ class StatelessnessGate : public Gate {
         req.args = make_args(ctx.schema, a_run.inputs, a.attrs);
         again.outcome = timed_call(ctx, *session, req);
         if (again.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, a_run, again, label);
-        if (std::string why = differs(ctx, first, again.outcome.reply.calls.at(0), tol); !why.empty())
+        if (std::string why = differs(ctx, first, again.outcome.reply.calls.at(0), tol, a_run); !why.empty())
           return failure(ctx, a_run, label + " after " + steps[s - 1].what + " differs from call 1 (A): " + why, call_no);
         continue;
       }
@@ -250,7 +250,7 @@ class StatelessnessGate : public Gate {
   // "" when every output of `run` is within the schema tolerance of the oracle.
   static std::string judge(GateContext& ctx, const CaseRun& run) {
     const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
-    auto tol = ctx.schema.tolerance.find(run.c.tensors.at(0).dtype);
+    auto tol = ctx.schema.tolerance.find(case_dtype(ctx.schema, run.c));
     if (tol == ctx.schema.tolerance.end()) return "";
     const int64_t K = reduction_terms(ctx.schema, run.c);
     for (size_t i = 0; i < run.oracle.outputs.size() && i < got.outputs.size(); ++i) {
@@ -264,8 +264,10 @@ class StatelessnessGate : public Gate {
   }
 
   // "" when `b` repeats `a`: bitwise, or, when the schema declares nondeterminism (`tol` set),
-  // within its tolerance of `a`.
-  static std::string differs(GateContext& ctx, const wire::CallOutputs& a, const wire::CallOutputs& b, const Tolerance* tol) {
+  // within its tolerance of `a`, with the oracle's scale and K of A's run (two runs of a K-term sum
+  // in different orders differ by rounding errors of the terms' magnitude, not of the result's).
+  static std::string differs(GateContext& ctx, const wire::CallOutputs& a, const wire::CallOutputs& b, const Tolerance* tol,
+                             const CaseRun& a_run) {
     if (a.outputs.size() != b.outputs.size())
       return std::to_string(b.outputs.size()) + " outputs instead of " + std::to_string(a.outputs.size());
     for (size_t i = 0; i < a.outputs.size(); ++i) {
@@ -277,7 +279,10 @@ class StatelessnessGate : public Gate {
       if (d.first < 0) continue;
       auto dt = wire::from_scalar_type(x.scalar_type());
       if (tol && dt && dtype_is_floating(*dt)) {
-        Judgement j = judge_output(oname, y, x.to(at::kDouble), at::Tensor(), *dt, *tol, 1);
+        const bool scaled = i < a_run.oracle.scales.size() && a_run.oracle.scales[i].defined() &&
+                            a_run.oracle.scales[i].sizes() == x.sizes();
+        Judgement j = judge_output(oname, y, x.to(at::kDouble), scaled ? a_run.oracle.scales[i] : at::Tensor(), *dt, *tol,
+                                   scaled ? reduction_terms(ctx.schema, a_run.c) : 1);
         if (j.pass) continue;
         return j.message;
       }
@@ -309,7 +314,7 @@ class StatelessnessGate : public Gate {
       if (std::find(group.begin(), group.end(), sym) != group.end()) return pass;
     const wire::CallOutputs& full = a_run.outcome.reply.calls.at(0);
     const bool elementwise = !ctx.schema.reduction.has_value();
-    auto tol = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    auto tol = ctx.schema.tolerance.find(case_dtype(ctx.schema, a));
     for (const int64_t start : {int64_t(1), int64_t(0)}) {
       const std::string rows = sym + " rows " + std::to_string(start) + ".." + std::to_string(start + L - 2);
       std::vector<at::Tensor> inputs;

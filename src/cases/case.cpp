@@ -290,6 +290,15 @@ std::vector<at::Tensor> materialize_all(const Case& c) {
   return out;
 }
 
+const TensorRecipe& case_recipe(const OpSchema& schema, const Case& c) {
+  if (const InputSpec* in = schema.case_dtype_input())
+    for (const TensorRecipe& r : c.tensors)
+      if (r.name == in->name) return r;
+  return c.tensors.at(0);
+}
+
+DType case_dtype(const OpSchema& schema, const Case& c) { return case_recipe(schema, c).dtype; }
+
 std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,
                                  const AttrMap& attrs) {
   std::vector<wire::Arg> args;

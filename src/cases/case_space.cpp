@@ -188,6 +188,16 @@ bool CaseSpace::build_beyond_contract(const std::map<std::string, int64_t>& dims
 
 bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
                            Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const {
+  // An attribute that is a dim's size (AttrSpec::size_of) follows the dim, whatever the caller chose.
+  AttrMap tied = attrs;
+  for (const AttrSpec& a : schema_.attributes)
+    if (!a.size_of.empty())
+      if (auto d = dims.find(a.size_of); d != dims.end()) tied[a.name] = AttrValue(d->second);
+  return build_tied(dims, alt, tied, dtype, dist, seed, hold_contract, out, error);
+}
+
+bool CaseSpace::build_tied(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
+                           Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const {
   std::map<std::string, int64_t> vars = dims;
   for (const auto& [k, v] : attrs) vars[k] = attr_as_int(v);
   vars["elem_size"] = dtype_size(dtype);

@@ -199,6 +199,12 @@ void Linter::attributes() {
       if (a.type != "int64") issue(at(p, "dim_of"), "dim_of needs type int64");
       if (!input(a.dim_of)) issue(at(p, "dim_of"), "unknown input \"" + a.dim_of + "\"");
     }
+    if (!a.size_of.empty()) {
+      if (a.type != "int64") issue(at(p, "size_of"), "size_of needs type int64");
+      if (!s_.dims.count(a.size_of)) issue(at(p, "size_of"), "unknown dim \"" + a.size_of + "\"");
+      if (!a.dim_of.empty()) issue(at(p, "size_of"), "an attribute is a dim index (dim_of) or a dim's size (size_of), not both");
+      if (!a.values.empty()) issue(at(p, "values"), "a size_of attribute takes its dim's sizes: no \"values\"");
+    }
   }
   // attr_constraints: evaluate in double with the defaults; they must parse, name attributes, hold.
   std::map<std::string, double> vars;

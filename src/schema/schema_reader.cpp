@@ -112,7 +112,7 @@ class Reader : public JsonFields {
   AttrSpec read_attr(const json& j, const std::string& p) {
     AttrSpec a;
     if (!want_object(j, p)) return a;
-    check_keys(j, p, {"name", "type", "default", "values", "min", "max", "dim_of", "notes"});
+    check_keys(j, p, {"name", "type", "default", "values", "min", "max", "dim_of", "size_of", "notes"});
     a.name = get_string(j, "name", p, true);
     a.type = get_string(j, "type", p, true);
     if (!a.type.empty() && a.type != "int64" && a.type != "double" && a.type != "bool")
@@ -128,6 +128,7 @@ class Reader : public JsonFields {
     if (const json* m = field(j, "min", p, false)) a.min = get_number(*m, at(p, "min"));
     if (const json* m = field(j, "max", p, false)) a.max = get_number(*m, at(p, "max"));
     a.dim_of = get_string(j, "dim_of", p, false);
+    a.size_of = get_string(j, "size_of", p, false);
     get_string(j, "notes", p, false);
     return a;
   }

@@ -123,6 +123,13 @@ at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout);
 std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,
                                  const AttrMap& attrs);
 
+// The dtype a case is verified in, which keys the schema's tolerance: its recipe of the schema's
+// case dtype input (OpSchema::case_dtype_input: the first input allowing a floating dtype, so
+// group_by_sum's values, not its int64 keys), else its first tensor's. case_recipe is that
+// tensor's recipe: its distribution and seed are the case's when a gate rebuilds it at other dims.
+const TensorRecipe& case_recipe(const OpSchema& schema, const Case& c);
+DType case_dtype(const OpSchema& schema, const Case& c);
+
 
 nlohmann::json case_to_json(const Case& c);
 bool case_from_json(const nlohmann::json& j, Case* c, std::string* error);
@@ -157,6 +164,9 @@ class CaseSpace {
 
  private:
   bool build_case(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
+                  Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const;
+  // build_case once the size_of attributes hold their dims' sizes.
+  bool build_tied(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
                   Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const;
   // Whether the manifest's ranks admit this rank for the input.
   bool admits_rank(const std::string& input, int64_t rank) const;

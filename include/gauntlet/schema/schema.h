@@ -101,6 +101,9 @@ struct AttrSpec {
   std::vector<AttrValue> values;  // explicit choices (may be empty)
   std::optional<double> min, max;  // numeric range (inclusive)
   std::string dim_of;             // int64 dim attribute: valid dims of this input (-rank..rank-1)
+  // int64 attribute that is a dim's size: every case sets it to that dim's extent (group_by_sum's
+  // num_groups is G, the keys' range and the output's length), so the gates' sizes reach it.
+  std::string size_of;
 };
 
 struct OutputSpec {
