@@ -139,6 +139,8 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"embedding", o::embedding},
       {"cross_entropy", o::cross_entropy},
       {"segment_sum", o::segment_sum},
+      {"group_by_sum", o::group_by_sum},
+      {"scatter_add", o::scatter_add},
   };
   return table;
 }
@@ -154,8 +156,6 @@ const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
       {"sort", o::sort},
       {"unique", o::unique},
       {"topk", o::topk},
-      {"group_by_sum", o::group_by_sum},
-      {"scatter_add", o::scatter_add},
       {"hash_join", o::hash_join},
       {"quantize_per_tensor", o::quantize_per_tensor},
       {"int8_matmul", o::int8_matmul},

@@ -38,10 +38,15 @@ void Linter::check_values(const ValueDomain& v, const std::string& p, const std:
     else if (!kDistributions.count(v.distribution))
       issue(at(p, "distribution"), "unknown distribution \"" + v.distribution + "\"");
   }
+  for (size_t k = 0; k < v.also.size(); ++k) {
+    if (v.distribution.empty()) issue(at(p, "also"), "\"also\" needs a \"distribution\" to rotate with");
+    else if (!kDistributions.count(v.also[k])) issue(at(at(p, "also"), k), "unknown distribution \"" + v.also[k] + "\"");
+  }
+  const bool zipf = v.distribution == "zipf" || std::count(v.also.begin(), v.also.end(), "zipf");
   if (v.alpha) {
-    if (v.distribution != "zipf") issue(at(p, "alpha"), "\"alpha\" applies to distribution zipf");
+    if (!zipf) issue(at(p, "alpha"), "\"alpha\" applies to distribution zipf");
     else if (!(*v.alpha > 0)) issue(at(p, "alpha"), "zipf alpha must be > 0");
-  } else if (v.distribution == "zipf") {
+  } else if (zipf) {
     issue(at(p, "alpha"), "distribution zipf needs \"alpha\" (its exponent)");
   }
   if (v.sorted && v.kind != "key" && v.kind != "index")

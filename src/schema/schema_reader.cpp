@@ -37,11 +37,12 @@ class Reader : public JsonFields {
   ValueDomain read_values(const json& j, const std::string& p) {
     ValueDomain v;
     if (!want_object(j, p)) return v;
-    check_keys(j, p, {"kind", "low", "below", "distribution", "alpha", "sorted", "total", "structure", "notes"});
+    check_keys(j, p, {"kind", "low", "below", "distribution", "also", "alpha", "sorted", "total", "structure", "notes"});
     v.kind = get_string(j, "kind", p, true, "real");
     v.low = get_expr_field(j, "low", p, false, "0");
     v.below = get_expr_field(j, "below", p, false);
     v.distribution = get_string(j, "distribution", p, false);
+    v.also = get_string_list(j, "also", p, false);
     if (const json* a = field(j, "alpha", p, false)) v.alpha = get_number(*a, at(p, "alpha"));
     v.sorted = get_bool(j, "sorted", p, false);
     v.total = get_expr_field(j, "total", p, false);
