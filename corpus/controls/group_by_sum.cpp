@@ -72,8 +72,7 @@ std::vector<int64_t> checked_keys(const torch::Tensor& keys, int64_t n, int64_t 
   const int64_t* p = kc.data_ptr<int64_t>();
   std::vector<int64_t> k(p, p + n);
   for (int64_t i = 0; i < n; ++i)
-    TORCH_CHECK(k[size_t(i)] >= 0 && k[size_t(i)] < groups, "group_by_sum: key ", k[size_t(i)], " at ", i,
-                " is outside [0, num_groups = ", groups, ")");
+    TORCH_CHECK(k[size_t(i)] >= 0 && k[size_t(i)] < groups, "group_by_sum: every key must lie in [0, num_groups)");
   return k;
 }
 

@@ -64,8 +64,7 @@ std::vector<int64_t> checked_index(const torch::Tensor& index, int64_t n, int64_
   const int64_t* p = ic.data_ptr<int64_t>();
   std::vector<int64_t> v(p, p + n);
   for (int64_t i = 0; i < n; ++i)
-    TORCH_CHECK(v[size_t(i)] >= 0 && v[size_t(i)] < size, "scatter_add: index ", v[size_t(i)], " at ", i,
-                " is outside [0, size = ", size, ")");
+    TORCH_CHECK(v[size_t(i)] >= 0 && v[size_t(i)] < size, "scatter_add: every index must lie in [0, size)");
   return v;
 }
 

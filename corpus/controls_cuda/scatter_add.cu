@@ -78,13 +78,12 @@ __global__ void check_keys_kernel(const int64_t* __restrict__ k, int64_t n, int6
 // The keys' shape and dtype on the host, their values on the device: a one-int flag is all that
 // crosses to the host (input validation, as ATen's index_add_ checks its indices), before any
 // accumulator is indexed with a key.
-void check_keys(const torch::Tensor& keys, const torch::Tensor& values, int64_t groups, const char* what,
-                cudaStream_t stream) {
-  TORCH_CHECK(keys.defined() && keys.is_cuda(), what, " must be a CUDA tensor");
-  TORCH_CHECK(keys.device() == values.device(), what, " must be on the values' device");
-  TORCH_CHECK(keys.layout() == at::kStrided, what, " must be a dense tensor");
-  TORCH_CHECK(keys.scalar_type() == at::kLong, what, " must be int64");
-  TORCH_CHECK(keys.dim() == 1 && keys.size(0) == values.size(0), what, " must be 1-D with one element per value");
+void check_keys(const torch::Tensor& keys, const torch::Tensor& values, int64_t groups, cudaStream_t stream) {
+  TORCH_CHECK(keys.defined() && keys.is_cuda(), "the keys (indices) must be a CUDA tensor");
+  TORCH_CHECK(keys.device() == values.device(), "the keys (indices) must be on the values' device");
+  TORCH_CHECK(keys.layout() == at::kStrided, "the keys (indices) must be a dense tensor");
+  TORCH_CHECK(keys.scalar_type() == at::kLong, "the keys (indices) must be int64");
+  TORCH_CHECK(keys.dim() == 1 && keys.size(0) == values.size(0), "the keys (indices) must be 1-D, one per value");
   const int64_t n = keys.size(0);
   if (n == 0) return;
   torch::Tensor bad = torch::zeros({1}, keys.options().dtype(at::kInt));
@@ -94,7 +93,7 @@ void check_keys(const torch::Tensor& keys, const torch::Tensor& values, int64_t 
   int host_bad = 0;
   C10_CUDA_CHECK(cudaMemcpyAsync(&host_bad, bad.data_ptr<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream));
   C10_CUDA_CHECK(cudaStreamSynchronize(stream));
-  TORCH_CHECK(host_bad == 0, what, " must lie in [0, ", groups, ")");
+  TORCH_CHECK(host_bad == 0, "every key (index) must lie in [0, the output's length)");
 }
 
 int grid_for(int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, 4096))); }
@@ -108,7 +107,7 @@ torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& index, int64_
   const c10::cuda::CUDAGuard guard(x.device());
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const torch::Tensor ic = index.contiguous();
-  check_keys(ic, x, size, "scatter_add: index", stream);
+  check_keys(ic, x, size, stream);
   const torch::Tensor xc = x.contiguous();
   const int64_t N = xc.size(0);
   torch::Tensor out = torch::empty({size}, xc.options());
