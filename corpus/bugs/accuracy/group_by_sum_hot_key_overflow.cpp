@@ -1,10 +1,10 @@
 // PLANTED BUG (accuracy): group_by_sum as a hash aggregation with a bounded staging region per key.
 // Each row is appended to its key's slots (on a GPU, an atomicAdd on the key's counter picks the
-// slot); every key gets cap = 2 * ceil(N / G) + 8 slots, twice the mean group size plus headroom,
+// slot); every key gets cap = 1.5 * ceil(N / G) + 8 slots, half again the mean group size plus a few,
 // so the whole staging buffer is one allocation of G * cap. A row whose slot is past cap goes to an
 // overflow chain, and the overflow chain is never flushed into the sums: the hottest key loses
 // every row beyond its cap. With uniform keys (a KernelBench-style check: torch.randint over 64
-// groups, about one row each) no key comes near twice the mean and the result is exact; under skew
+// groups, about one row each) no key comes near its cap and the result is exact; under skew
 // (zipf: the hottest key holds about N / ln(G) rows; all keys equal: N rows in one group) the hot
 // group's sum is short by everything past its cap.
 #include <torch/torch.h>
@@ -94,8 +94,9 @@ torch::Tensor forward(const torch::Tensor& keys, const torch::Tensor& values, in
   const torch::Tensor vc = values.contiguous();
   torch::Tensor out = torch::empty({num_groups}, vc.options());
   if (num_groups == 0) return out;
-  // Twice the mean group size plus headroom: enough for any key of a uniform key draw.
-  const int64_t cap = 2 * ((N + num_groups - 1) / num_groups) + 8;
+  // Half again the mean group size plus a few: enough for any key of a uniform key draw.
+  const int64_t mean = (N + num_groups - 1) / num_groups;
+  const int64_t cap = mean + mean / 2 + 8;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, vc.scalar_type(), "group_by_sum_hot_key_overflow", [&] {
     const scalar_t* v = vc.data_ptr<scalar_t>();
     scalar_t* y = out.data_ptr<scalar_t>();

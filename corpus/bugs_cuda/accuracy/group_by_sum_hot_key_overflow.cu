@@ -1,11 +1,11 @@
 // PLANTED BUG (accuracy): group_by_sum as a hash aggregation with a bounded staging region per key.
 // Each row takes a slot of its key by an atomicAdd on the key's counter; every key has cap =
-// 2 * ceil(N / G) + 8 slots (twice the mean group plus headroom: the staging buffer is one
+// 1.5 * ceil(N / G) + 8 slots (half again the mean group plus a few: the staging buffer is one
 // allocation of G * cap). A row whose slot is past cap is appended to an overflow chain, and the
 // overflow chain is never flushed into the sums: the hottest key loses every row beyond its cap.
-// Uniform keys (a KernelBench-style check: torch.randint over 64 groups) never come near twice
-// the mean; zipf keys (the hottest holds about N / ln(G) rows) or all-equal keys lose rows. Each
-// group then sums its staged slots in double (block tree) and rounds once. CUDA twin of
+// Uniform keys (a KernelBench-style check: torch.randint over 64 groups) never come near the cap;
+// zipf keys (the hottest holds about N / ln(G) rows) or all-equal keys lose rows. Each group then
+// sums its staged slots in double (block tree) and rounds once. CUDA twin of
 // bugs/accuracy/group_by_sum_hot_key_overflow; written ahead of its first GPU run.
 #include <torch/extension.h>
 
@@ -140,8 +140,9 @@ torch::Tensor forward(const torch::Tensor& keys, const torch::Tensor& values, in
   const int64_t N = vc.size(0);
   torch::Tensor out = torch::empty({num_groups}, vc.options());
   if (num_groups == 0) return out;
-  // Twice the mean group size plus headroom: enough for any key of a uniform key draw.
-  const int64_t cap = 2 * ((N + num_groups - 1) / num_groups) + 8;
+  // Half again the mean group size plus a few: enough for any key of a uniform key draw.
+  const int64_t mean = (N + num_groups - 1) / num_groups;
+  const int64_t cap = mean + mean / 2 + 8;
   const auto f64 = vc.options().dtype(at::kDouble);
   torch::Tensor slots = torch::empty({num_groups * cap}, f64);
   torch::Tensor count = torch::zeros({num_groups}, vc.options().dtype(at::kInt));
