@@ -810,6 +810,18 @@ TEST(Schema, SizeOfAndAlsoAreLinted) {
     auto m = mutate(dir, "group_by_sum", edit);
     EXPECT_TRUE(has_issue(m.issues, m.file, field, message)) << field << " / " << message << "\n" << render(m.issues);
   }
+  // A dim may not take a function's name; an attribute may (scatter_add's `size`, whose output
+  // shape ["size"] reads it as a name).
+  auto dim_named_size = mutate(dir, "group_by_sum", [](json& j) {
+    j["dims"]["size"] = j["dims"]["G"];
+    j["dims"].erase("G");
+    j["inputs"][0]["values"]["below"] = "size";
+    j["attributes"][0]["size_of"] = "size";
+  });
+  EXPECT_TRUE(has_issue(dim_named_size.issues, dim_named_size.file, "/dims/size", "reserved by the expression language"))
+      << render(dim_named_size.issues);
+  std::string why;
+  EXPECT_EQ(eval_expr("size", {{"size", 7}}, &why), 7) << why;
   // zipf among "also" alone is enough for alpha; the shipped schema lints clean.
   auto ok = mutate(dir, "group_by_sum", [](json& j) {
     j["inputs"][0]["values"]["distribution"] = "uniform";

@@ -1,11 +1,13 @@
-// PLANTED BUG (accumulation): scatter_add with float16 atomics. The buckets are float16 storage
-// (a GPU kernel's atomicAdd on __half, half the memory traffic of float buckets) and every term
-// is added into its bucket there: each addition rounds to float16 (11 significant bits) and a
-// bucket past 65504 overflows to inf, whatever x's dtype. With a handful of terms per bucket (a
-// KernelBench-style check: uniform indices over 64 buckets, values in [0, 1)) the error stays far
-// inside allclose's 1e-2; a hot bucket of many terms (zipf or all-equal indices) or large
-// magnitudes is wrong far beyond the float32-accumulator bound, which the exact, once-rounded sum
-// of the accumulation gate shows. The threads and their arrival order are the control's.
+// PLANTED BUG (accumulation): a float16 scatter_add with float16 atomics. The kernel takes float16
+// x (its manifest declares float16 only) and adds every term straight into its float16 output
+// bucket with a compare-and-swap on the 16 bits (a GPU kernel's atomicAdd on __half into the
+// output: no float32 scratch, no second pass), so each addition rounds to float16's 11
+// significant bits. A handful of terms per bucket (a KernelBench-style check: uniform indices over
+// 64 buckets, values in [0, 1)) stays far inside allclose's 1e-2 and near the float16 rounding of
+// the result; a hot bucket of many terms (zipf or all-equal indices) drifts by many float16 ulps
+// of its partial sums, beyond the float32-accumulator bound the schema declares, and an integer
+// sum past 2048 stalls, which the accumulation gate's exact, once-rounded sum shows. The threads
+// and their arrival order are the control's.
 #include <torch/torch.h>
 
 #include <atomic>
@@ -62,6 +64,7 @@ constexpr int64_t kThreadedFrom = 32;
 
 torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& index, int64_t size) {
   check_float_cpu(x);
+  TORCH_CHECK(x.scalar_type() == at::kHalf, "scatter_add: this kernel takes float16 x");
   TORCH_CHECK(x.dim() == 1, "scatter_add: x must be 1-D [N]");
   TORCH_CHECK(size >= 0, "scatter_add: size must not be negative");
   const int64_t N = x.size(0);
@@ -73,8 +76,8 @@ torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& index, int64_
   const int64_t call = calls.fetch_add(1);
   std::vector<std::atomic<uint16_t>> acc(static_cast<size_t>(size));
   for (auto& a : acc) a.store(c10::Half(0.0f).x);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "scatter_add_half_atomics", [&] {
-    const scalar_t* in = xc.data_ptr<scalar_t>();
+  {
+    const at::Half* in = xc.data_ptr<at::Half>();
     const int64_t workers = N >= kThreadedFrom ? kWorkers : 1;
     auto work = [&](int64_t w) {
       if (workers > 1) std::this_thread::sleep_for(std::chrono::microseconds(((w + call) % workers) * 100));
@@ -85,9 +88,8 @@ torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& index, int64_
     for (int64_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
     work(0);
     for (auto& t : pool) t.join();
-    scalar_t* y = out.data_ptr<scalar_t>();
-    for (int64_t v = 0; v < size; ++v)
-      y[v] = static_cast<scalar_t>(static_cast<float>(c10::Half(acc[size_t(v)].load(), c10::Half::from_bits())));
-  });
+    at::Half* y = out.data_ptr<at::Half>();
+    for (int64_t v = 0; v < size; ++v) y[v] = c10::Half(acc[size_t(v)].load(), c10::Half::from_bits());
+  }
   return out;
 }

@@ -1,16 +1,16 @@
-// PLANTED BUG (accumulation): scatter_add with float16 atomics. The buckets are a zeroed float16
-// scratch (atomicAdd on __half: half the bytes of float buckets) and every term is added there, so
-// each addition rounds to float16 (11 significant bits) and a bucket past 65504 overflows to inf,
-// whatever x's dtype; the result is then widened to x's dtype. A handful of terms per bucket (a
-// KernelBench-style check: uniform indices over 64 buckets, values in [0, 1)) stays far inside
-// allclose's 1e-2; a hot bucket of many terms (zipf or all-equal indices) or large magnitudes is
-// wrong far beyond the float32-accumulator bound, as the accumulation gate's exact sum shows. CUDA
-// twin of bugs/accumulation/scatter_add_half_atomics; written ahead of its first GPU run.
+// PLANTED BUG (accumulation): a float16 scatter_add with float16 atomics. The kernel takes float16
+// x (its manifest declares float16 only) and atomicAdd's every term straight into its float16
+// output bucket (atomicAdd on __half: no float32 scratch, no second pass), so each addition rounds
+// to float16's 11 significant bits. A handful of terms per bucket (a KernelBench-style check:
+// uniform indices over 64 buckets, values in [0, 1)) stays far inside allclose's 1e-2; a hot
+// bucket of many terms (zipf or all-equal indices) drifts by many float16 ulps of its partial
+// sums, beyond the float32-accumulator bound the schema declares, and an integer sum past 2048
+// stalls, as the accumulation gate's exact sum shows. CUDA twin of
+// bugs/accumulation/scatter_add_half_atomics; written ahead of its first GPU run.
 #include <torch/extension.h>
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -20,52 +20,10 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ double load_d(const float* p) { return static_cast<double>(*p); }
-__device__ __forceinline__ double load_d(const double* p) { return *p; }
-__device__ __forceinline__ double load_d(const at::Half* p) {
-  return static_cast<double>(__half2float(*reinterpret_cast<const __half*>(p)));
-}
-__device__ __forceinline__ double load_d(const at::BFloat16* p) {
-  return static_cast<double>(__bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(p)));
-}
-
-// double -> float rounded toward zero, then the last bit set when inexact (round to odd): the
-// float -> 16-bit round-to-nearest-even that follows is then the correct rounding of d (no
-// double rounding).
-__device__ __forceinline__ float round_to_odd_float(double d) {
-  float f = __double2float_rz(d);
-  if (isfinite(d) && static_cast<double>(f) != d) f = __uint_as_float(__float_as_uint(f) | 1u);
-  return f;
-}
-__device__ __forceinline__ void store_d(float* p, double d) { *p = __double2float_rn(d); }
-__device__ __forceinline__ void store_d(double* p, double d) { *p = d; }
-__device__ __forceinline__ void store_d(at::Half* p, double d) {
-  *reinterpret_cast<__half*>(p) = __float2half_rn(round_to_odd_float(d));
-}
-__device__ __forceinline__ void store_d(at::BFloat16* p, double d) {
-  *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(round_to_odd_float(d));
-}
-
-template <typename T>
-__global__ void scatter_half_kernel(const T* __restrict__ x, const int64_t* __restrict__ idx, __half* __restrict__ acc,
+__global__ void scatter_half_kernel(const __half* __restrict__ x, const int64_t* __restrict__ idx, __half* __restrict__ out,
                                     int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    atomicAdd(acc + idx[i], __float2half_rn(static_cast<float>(load_d(x + i))));
-}
-
-template <typename T>
-__global__ void widen_kernel(const __half* __restrict__ acc, T* __restrict__ y, int64_t size) {
-  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < size; v += int64_t(gridDim.x) * blockDim.x)
-    store_d(y + v, static_cast<double>(__half2float(acc[v])));
-}
-
-void check_float_cuda(const torch::Tensor& t) {
-  TORCH_CHECK(t.defined(), "input tensor is undefined");
-  TORCH_CHECK(t.is_cuda(), "this kernel runs on CUDA tensors only");
-  TORCH_CHECK(t.layout() == at::kStrided, "only strided (dense) tensors are supported");
-  const auto s = t.scalar_type();
-  TORCH_CHECK(s == at::kFloat || s == at::kHalf || s == at::kBFloat16,
-              "unsupported dtype: expected float32, float16 or bfloat16");
+    atomicAdd(out + idx[i], x[i]);
 }
 
 // Every key in [0, groups): any violation sets *bad (atomicOr: the verdict is the same whichever
@@ -101,7 +59,9 @@ int grid_for(int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>((n +
 }  // namespace
 
 torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& index, int64_t size) {
-  check_float_cuda(x);
+  TORCH_CHECK(x.defined() && x.is_cuda(), "scatter_add: x must be a CUDA tensor");
+  TORCH_CHECK(x.layout() == at::kStrided, "scatter_add: x must be a dense tensor");
+  TORCH_CHECK(x.scalar_type() == at::kHalf, "scatter_add: this kernel takes float16 x");
   TORCH_CHECK(x.dim() == 1, "scatter_add: x must be 1-D [N]");
   TORCH_CHECK(size >= 0, "scatter_add: size must not be negative");
   const c10::cuda::CUDAGuard guard(x.device());
@@ -110,19 +70,12 @@ torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& index, int64_
   check_keys(ic, x, size, stream);
   const torch::Tensor xc = x.contiguous();
   const int64_t N = xc.size(0);
-  torch::Tensor out = torch::empty({size}, xc.options());
-  if (size == 0) return out;
-  // float16 buckets for every dtype (half the atomic traffic of float ones).
-  torch::Tensor acc = torch::zeros({size}, xc.options().dtype(at::kHalf));
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "scatter_add_half_atomics_cuda", [&] {
-    if (N > 0) {
-      scatter_half_kernel<scalar_t><<<grid_for(N), kThreads, 0, stream>>>(
-          xc.data_ptr<scalar_t>(), ic.data_ptr<int64_t>(), reinterpret_cast<__half*>(acc.data_ptr<at::Half>()), N);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    }
-    widen_kernel<scalar_t><<<grid_for(size), kThreads, 0, stream>>>(reinterpret_cast<const __half*>(acc.data_ptr<at::Half>()),
-                                                                     out.data_ptr<scalar_t>(), size);
-  });
+  // The output itself is the accumulator: zeroed, then every term atomicAdd'ed into it in float16.
+  torch::Tensor out = torch::zeros({size}, xc.options());
+  if (size == 0 || N == 0) return out;
+  scatter_half_kernel<<<grid_for(N), kThreads, 0, stream>>>(reinterpret_cast<const __half*>(xc.data_ptr<at::Half>()),
+                                                             ic.data_ptr<int64_t>(),
+                                                             reinterpret_cast<__half*>(out.data_ptr<at::Half>()), N);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }
