@@ -103,7 +103,7 @@ std::map<std::string, Case> cases() {
   // group_by_sum and scatter_add: the 96 special values into 13 groups, a value's key its position
   // mod 13 (every special value beside others, group 12 short), and all into group 0 of 3 (two
   // groups no key names).
-  std::vector<int64_t> mod13(size_t(n)), zeros(size_t(n), 0);
+  std::vector<int64_t> mod13(static_cast<size_t>(n)), zeros(static_cast<size_t>(n), 0);
   for (int64_t i = 0; i < n; ++i) mod13[size_t(i)] = i % 13;
   for (const auto& [name, keys, groups] :
        {std::tuple<const char*, std::vector<int64_t>, int64_t>{"mod13", mod13, 13}, {"one", zeros, 3}}) {
