@@ -1,6 +1,7 @@
 // gauntlet corpus, correct CUDA control: scatter_add (SPEC kernel form 1, .cu,
-// torch.utils.cpp_extension style) the way GPU code does it: one thread per term, atomicAdd on a
-// float32 bucket (zeroed float32 scratch of `size` floats), then one rounding per bucket to x's
+// torch.utils.cpp_extension style) the way GPU code does it: one thread per term, an atomic float
+// add (a compare-and-swap loop: the hardware atomicAdd flushes subnormals) on a float32 bucket
+// (zeroed float32 scratch of `size` floats), then one rounding per bucket to x's
 // dtype. The order of the atomics is the order threads arrive, so repeated runs may differ in the
 // last bits of a bucket holding several terms; the schema declares that ("determinism":
 // "tolerance") and every run stays within the float32-accumulator bound. The indices are checked
@@ -46,11 +47,24 @@ __device__ __forceinline__ void store_d(at::BFloat16* p, double d) {
   *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(round_to_odd_float(d));
 }
 
+// atomicAdd on a float, as a compare-and-swap loop on its bits with the addition in ordinary IEEE
+// float arithmetic: the hardware float atomicAdd to global memory flushes subnormals to zero
+// (docs/gpu.md, measured on the H200 with bugs_cuda/determinism/sum_atomic_add), which the
+// subnormals gate rightly rejects; this one keeps them and still adds in arrival order.
+__device__ __forceinline__ void atomic_add_ieee(float* address, float term) {
+  unsigned int* bits = reinterpret_cast<unsigned int*>(address);
+  unsigned int seen = *bits, assumed;
+  do {
+    assumed = seen;
+    seen = atomicCAS(bits, assumed, __float_as_uint(__uint_as_float(assumed) + term));
+  } while (seen != assumed);
+}
+
 template <typename T>
 __global__ void scatter_float_kernel(const T* __restrict__ x, const int64_t* __restrict__ idx, float* __restrict__ acc,
                                      int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    atomicAdd(acc + idx[i], static_cast<float>(load_d(x + i)));  // float16/bfloat16 widen exactly
+    atomic_add_ieee(acc + idx[i], static_cast<float>(load_d(x + i)));  // float16/bfloat16 widen exactly
 }
 
 template <typename T>
