@@ -49,7 +49,7 @@ std::vector<Plan> plans_for(const OpSchema& s) {
   using D = Distribution;
   const std::string& op = s.oracle;
   if (!skip_reason(s).empty()) return {};
-  if (op == "sum" || op == "mean" || op == "cumsum" || op == "segment_sum")
+  if (op == "sum" || op == "mean" || op == "cumsum" || op == "segment_sum" || op == "group_by_sum" || op == "scatter_add")
     return {{"integer-exact", {D::IntegerExact}}, {"partial-overflow", {D::PartialOverflow}, true},
             {"swamp", {D::Swamp}}, {"cancellation", {D::Cancellation}}, {"random", {D::Normal}}};
   // Dot products: the first operand carries the pattern along K, the second is near one, so every
@@ -76,10 +76,12 @@ std::vector<Plan> plans_for(const OpSchema& s) {
 
 // How a case is judged, from its distributions (so a replayed case is judged as it was found).
 Bound bound_of(const Case& c) {
-  bool random = false;
+  bool random = false, random_seen = false;
   for (const TensorRecipe& r : c.tensors) {
     if (r.distribution == Distribution::IntegerExact) return Bound::Exact;
-    if (r.distribution == Distribution::Normal && &r == &c.tensors.front()) random = true;
+    // The first floating operand carries the plan's pattern (group_by_sum's int64 keys come first).
+    if (r.distribution == Distribution::Normal && !random_seen) random = true;
+    if (r.distribution != Distribution::Index) random_seen = true;
   }
   return random ? Bound::Sqrt : Bound::Ceiling;
 }
@@ -100,6 +102,11 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   // segment_sum: N rows cut into 4 zipf-sized segments (the largest near 2900 rows), 8 columns
   // (swamp's 8 rungs), so 32 outputs of which the longest segments are the decisive ones.
   else if (op == "segment_sum") want = {{"N", kTerms}, {"S", 4}, {"D", 8}};
+  // group_by_sum, scatter_add: N terms over 4 groups (buckets), the keys as the schema spreads
+  // them (zipf: the hottest near 2000 terms; all equal: one group of all 4096; sorted runs,
+  // uniform, and all distinct past 4 keys: about 1024 each), the pattern laid along the terms.
+  else if (op == "group_by_sum") want = {{"N", kTerms}, {"G", 4}};
+  else if (op == "scatter_add") want = {{"N", kTerms}, {"V", 4}};
   else if (op == "softmax" || op == "log_softmax" || op == "logsumexp") want = {{"M", 8}, {"N", kTerms}};
   else if (op == "matmul" || op == "linear_relu") want = {{"M", 8}, {"N", 8}, {"K", kTerms}};
   else if (op == "bmm") want = {{"B", 2}, {"M", 4}, {"N", 4}, {"K", kTerms}};
@@ -113,7 +120,8 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   // The group takes the terms' size instead, as far as a case of its cube stays affordable: a
   // naive CPU kernel, and the float64 oracle, do M*N*K multiply-adds.
   const std::string terms_dim = op == "sum" || op == "mean" || op == "cumsum" || op == "softmax" ||
-                                        op == "log_softmax" || op == "logsumexp" || op == "segment_sum"
+                                        op == "log_softmax" || op == "logsumexp" || op == "segment_sum" ||
+                                        op == "group_by_sum" || op == "scatter_add"
                                     ? "N"
                                 : op == "matmul" || op == "linear_relu" || op == "bmm" ? "K"
                                 : op == "layer_norm" || op == "rms_norm"               ? "D"

@@ -80,12 +80,12 @@ class AccuracyGate : public Gate {
       v.replay = write_replay(ctx, name(), run, v);
       return v;
     }
-    const DType dtype = case_dtype(ctx.schema, c);
-    auto tol_it = ctx.schema.tolerance.find(dtype);
+    const DType case_dtype = gauntlet::case_dtype(ctx.schema, c);
+    auto tol_it = ctx.schema.tolerance.find(case_dtype);
     if (tol_it == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;
-      v.message = std::string("the schema declares no tolerance for ") + dtype_name(dtype);
+      v.message = std::string("the schema declares no tolerance for ") + dtype_name(case_dtype);
       return v;
     }
     const wire::CallOutputs& got = run.outcome.reply.calls.at(0);

@@ -248,7 +248,8 @@ class GradientsGate : public Gate {
         dims[dim] = std::max(ctx.space.limits_for(dim).first, std::min(size, cap));
       Case smaller;
       std::string error;
-      if (ctx.space.build(dims, alt, c->attrs, case_dtype(ctx.schema, *c), c->tensors[0].distribution, c->tensors[0].seed,
+      const TensorRecipe& r = case_recipe(ctx.schema, *c);
+      if (ctx.space.build(dims, alt, c->attrs, r.dtype, r.distribution, r.seed,
                           &smaller, &error) &&
           small(ctx, smaller)) {
         smaller.index = c->index;

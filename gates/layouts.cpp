@@ -328,8 +328,8 @@ class LayoutsGate : public Gate {
       return "with " + layouts + " the kernel returns " + std::to_string(got.outputs.size()) + " outputs, with contiguous inputs " +
              std::to_string(base.outputs.size());
     const bool elementwise = !ctx.schema.reduction.has_value();
-    const DType dtype = case_dtype(ctx.schema, run.c);
-    auto tol = ctx.schema.tolerance.find(dtype);
+    const DType case_dtype = gauntlet::case_dtype(ctx.schema, run.c);
+    auto tol = ctx.schema.tolerance.find(case_dtype);
     const int64_t K = reduction_terms(ctx.schema, run.c);
     for (size_t i = 0; i < got.outputs.size(); ++i) {
       const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output" + std::to_string(i);

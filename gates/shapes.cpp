@@ -327,12 +327,12 @@ class ShapesGate : public Gate {
       if (v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), run, v);
       return v;
     }
-    const DType dtype = case_dtype(ctx.schema, c);
-    auto tol = ctx.schema.tolerance.find(dtype);
+    const DType case_dtype = gauntlet::case_dtype(ctx.schema, c);
+    auto tol = ctx.schema.tolerance.find(case_dtype);
     if (tol == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;
-      v.message = std::string("the schema declares no tolerance for ") + dtype_name(dtype);
+      v.message = std::string("the schema declares no tolerance for ") + dtype_name(case_dtype);
       return v;
     }
     const wire::CallOutputs& got = run.outcome.reply.calls.at(0);

@@ -125,12 +125,12 @@ class SpecialValuesGate : public Gate {
       e.cases = 1;
       return e;
     }
-    const DType dtype = case_dtype(ctx.schema, c);
-    auto tol_it = ctx.schema.tolerance.find(dtype);
+    const DType case_dtype = gauntlet::case_dtype(ctx.schema, c);
+    auto tol_it = ctx.schema.tolerance.find(case_dtype);
     if (tol_it == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;
       v.category = Category::HarnessError;
-      v.message = std::string("the schema declares no tolerance for ") + dtype_name(dtype);
+      v.message = std::string("the schema declares no tolerance for ") + dtype_name(case_dtype);
       return v;
     }
     for (const TensorRecipe& r : c.tensors) stats->special_inputs += int64_t(r.specials.size());

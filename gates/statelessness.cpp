@@ -207,7 +207,7 @@ class StatelessnessGate : public Gate {
                        "call 2 (A repeated) returns " + output_name(ctx.schema, i) +
                            " in the same storage as call 1's output: the caller's earlier result is overwritten by the next call",
                        2);
-    if (std::string why = differs(ctx, first, repeat, tol); !why.empty())
+    if (std::string why = differs(ctx, first, repeat, tol, a_run); !why.empty())
       return failure(ctx, a_run, "call 2 (A repeated) differs from call 1: " + why, 2);
     int call_no = 2;
     for (size_t s = 1; s < steps.size(); ++s) {
@@ -225,7 +225,7 @@ class StatelessnessGate : public Gate {
         again.outcome = timed_call(ctx, *session, req);
         again.unmatched = match_to_oracle(ctx, a_run.inputs, a.attrs, a_run.oracle.outputs, again.outcome);
         if (again.outcome.kind != Outcome::Kind::Ok) return error_from(ctx, a_run, again, label);
-        if (std::string why = differs(ctx, first, again.outcome.reply.calls.at(0), tol); !why.empty())
+        if (std::string why = differs(ctx, first, again.outcome.reply.calls.at(0), tol, a_run); !why.empty())
           return failure(ctx, a_run, label + " after " + steps[s - 1].what + " differs from call 1 (A): " + why, call_no);
         continue;
       }
@@ -268,8 +268,10 @@ class StatelessnessGate : public Gate {
   }
 
   // "" when `b` repeats `a`: bitwise, or, when the schema declares nondeterminism (`tol` set),
-  // within its tolerance of `a`.
-  static std::string differs(GateContext& ctx, const wire::CallOutputs& a, const wire::CallOutputs& b, const Tolerance* tol) {
+  // within its tolerance of `a`, with the oracle's scale and K of A's run (two runs of a K-term sum
+  // in different orders differ by rounding errors of the terms' magnitude, not of the result's).
+  static std::string differs(GateContext& ctx, const wire::CallOutputs& a, const wire::CallOutputs& b, const Tolerance* tol,
+                             const CaseRun& a_run) {
     if (a.outputs.size() != b.outputs.size())
       return std::to_string(b.outputs.size()) + " outputs instead of " + std::to_string(a.outputs.size());
     for (size_t i = 0; i < a.outputs.size(); ++i) {
@@ -281,7 +283,10 @@ class StatelessnessGate : public Gate {
       if (d.first < 0) continue;
       auto dt = wire::from_scalar_type(x.scalar_type());
       if (tol && dt && dtype_is_floating(*dt)) {
-        Judgement j = judge_output(oname, y, x.to(at::kDouble), at::Tensor(), *dt, *tol, 1);
+        const bool scaled = i < a_run.oracle.scales.size() && a_run.oracle.scales[i].defined() &&
+                            a_run.oracle.scales[i].sizes() == x.sizes();
+        Judgement j = judge_output(oname, y, x.to(at::kDouble), scaled ? a_run.oracle.scales[i] : at::Tensor(), *dt, *tol,
+                                   scaled ? reduction_terms(ctx.schema, a_run.c) : 1);
         if (j.pass) continue;
         return j.message;
       }

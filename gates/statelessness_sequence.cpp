@@ -34,8 +34,8 @@ bool same_shapes(const Case& a, const Case& b) {
 bool rebuild(const CaseSpace& space, const Case& a, size_t alt, const std::map<std::string, int64_t>& dims, const AttrMap& attrs,
              uint64_t salt, Case* out) {
   std::string error;
-  const TensorRecipe& r = a.tensors.at(0);
-  if (!space.build(dims, alt, attrs, case_dtype(space.schema(), a), r.distribution, r.seed ^ salt, out, &error)) return false;
+  const TensorRecipe& r = case_recipe(space.schema(), a);
+  if (!space.build(dims, alt, attrs, r.dtype, r.distribution, r.seed ^ salt, out, &error)) return false;
   out->index = a.index;
   return true;
 }
@@ -160,7 +160,8 @@ size_t find_alt(const CaseSpace& space, const Case& c) {
   for (size_t k = 0; k < nalt; ++k) {
     Case t;
     std::string error;
-    if (space.build(c.dims, k, c.attrs, case_dtype(space.schema(), c), c.tensors.at(0).distribution, c.tensors.at(0).seed, &t, &error) &&
+    const TensorRecipe& r = case_recipe(schema, c);
+    if (space.build(c.dims, k, c.attrs, r.dtype, r.distribution, r.seed, &t, &error) &&
         same_shapes(c, t))
       return k;
   }

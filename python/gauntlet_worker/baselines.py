@@ -73,6 +73,9 @@ def _library_baselines():
         "sdpa": lambda a: attention(a[0], a[1], a[2], a[3]),
         "segment_sum": segment_sum,
         "sort": sort,
+        # zeros(G).index_add_(0, keys, values) / zeros(size).index_add_(0, index, x).
+        "group_by_sum": lambda a: state.torch.zeros(a[2], dtype=a[1].dtype, device=a[1].device).index_add_(0, a[0], a[1]),
+        "scatter_add": lambda a: state.torch.zeros(a[2], dtype=a[0].dtype, device=a[0].device).index_add_(0, a[1], a[0]),
         "sigmoid": lambda a: state.torch.sigmoid(a[0]),
         "softmax": lambda a: state.torch.softmax(a[0], a[1]),
         "sum": lambda a: a[0].sum([a[1]]),

@@ -333,23 +333,21 @@ at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout) {
   return logical;
 }
 
-const TensorRecipe* case_dtype_recipe(const OpSchema& schema, const Case& c) {
-  if (c.tensors.empty()) return nullptr;
-  if (const InputSpec* in = schema.case_dtype_input())
-    for (const TensorRecipe& r : c.tensors)
-      if (r.name == in->name) return &r;
-  return &c.tensors.front();
-}
-
-DType case_dtype(const OpSchema& schema, const Case& c) {
-  const TensorRecipe* r = case_dtype_recipe(schema, c);
-  return r ? r->dtype : DType::Float32;
-}
-
 std::vector<at::Tensor> materialize_all(const Case& c) {
   std::vector<at::Tensor> out;
   for (const TensorRecipe& r : c.tensors) out.push_back(materialize(r));
   return out;
+}
+
+const TensorRecipe& case_recipe(const OpSchema& schema, const Case& c) {
+  if (const InputSpec* in = schema.case_dtype_input())
+    for (const TensorRecipe& r : c.tensors)
+      if (r.name == in->name) return r;
+  return c.tensors.at(0);
+}
+
+DType case_dtype(const OpSchema& schema, const Case& c) {
+  return c.tensors.empty() ? DType::Float32 : case_recipe(schema, c).dtype;
 }
 
 std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,

@@ -48,6 +48,16 @@ void draw_attributes(const OpSchema& schema, const KernelManifest& manifest, uin
   }
 }
 
+// The distribution of a key or offsets input in a case: the domain's own, or with "also" one of
+// [distribution, also...] picked by the case's seed and the input's position (recorded in the
+// recipe, so a replay draws the same keys).
+std::string spread_for(const ValueDomain& v, uint64_t seed, size_t input) {
+  if (v.also.empty()) return v.distribution;
+  const uint64_t pick = (seed ^ (uint64_t(input) * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+  const size_t k = size_t((pick >> 32) % (v.also.size() + 1));
+  return k == 0 ? v.distribution : v.also[k - 1];
+}
+
 }  // namespace
 
 CaseSpace::CaseSpace(const OpSchema& schema, const KernelManifest& manifest)
@@ -207,6 +217,16 @@ bool CaseSpace::build_beyond_contract(const std::map<std::string, int64_t>& dims
 
 bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
                            Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const {
+  // An attribute that is a dim's size (AttrSpec::size_of) follows the dim, whatever the caller chose.
+  AttrMap tied = attrs;
+  for (const AttrSpec& a : schema_.attributes)
+    if (!a.size_of.empty())
+      if (auto d = dims.find(a.size_of); d != dims.end()) tied[a.name] = AttrValue(d->second);
+  return build_tied(dims, alt, tied, dtype, dist, seed, hold_contract, out, error);
+}
+
+bool CaseSpace::build_tied(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
+                           Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const {
   std::map<std::string, int64_t> vars = dims;
   for (const auto& [k, v] : attrs) vars[k] = attr_as_int(v);
   vars["elem_size"] = dtype_size(dtype);
@@ -279,7 +299,7 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
       r.high = *hi;
       r.sorted = in.values.sorted;
       if (kind == "key") {
-        r.spread = spread_from_name(in.values.distribution).value_or(Spread::Uniform);
+        r.spread = spread_from_name(spread_for(in.values, seed, i)).value_or(Spread::Uniform);
         r.alpha = in.values.alpha.value_or(0.0);
       }
     } else if (kind == "offsets") {
@@ -290,7 +310,7 @@ bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t al
       r.offsets = true;
       r.low = 0;
       r.high = *total;
-      r.spread = spread_from_name(in.values.distribution).value_or(Spread::Uniform);
+      r.spread = spread_from_name(spread_for(in.values, seed, i)).value_or(Spread::Uniform);
       r.alpha = in.values.alpha.value_or(0.0);
     } else {
       r.distribution = dist;

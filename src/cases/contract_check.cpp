@@ -56,6 +56,9 @@ std::string range_problem(const OpSchema& schema, const AttrSpec& a, const AttrV
       return attr_to_string(v) + " is outside op " + schema.name + "'s range [" +
              (a.min ? number_text(*a.min) : "-inf") + ", " + (a.max ? number_text(*a.max) : "inf") + "]";
   }
+  if (!a.size_of.empty())
+    return "attribute '" + a.name + "' is the size of dim " + a.size_of + " in every case: limit dim " + a.size_of +
+           " in the manifest's \"shapes\" instead";
   if (!a.dim_of.empty()) {
     const InputSpec* in = schema.input(a.dim_of);
     const int64_t d = std::get<int64_t>(v);

@@ -142,6 +142,8 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"filter", o::filter},
       {"sort", o::sort},
       {"topk", o::topk},
+      {"group_by_sum", o::group_by_sum},
+      {"scatter_add", o::scatter_add},
   };
   return table;
 }
@@ -154,8 +156,6 @@ const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
   namespace o = oracle_impl;
   static const std::map<std::string, o::OracleFn> table = {
       {"unique", o::unique},
-      {"group_by_sum", o::group_by_sum},
-      {"scatter_add", o::scatter_add},
       {"hash_join", o::hash_join},
       {"quantize_per_tensor", o::quantize_per_tensor},
       {"int8_matmul", o::int8_matmul},

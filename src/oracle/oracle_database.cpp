@@ -37,18 +37,17 @@ bool before(double a, double b) {
 
 // Each output element out[g] = sum of x[i] over the i with group[i] == g, in index order, and
 // its scale sum |x[i]| (the textbook bound of that many-term float sum); an empty group gives 0.
-OracleResult grouped_sum(const std::vector<double>& x, const std::vector<int64_t>& group, int64_t groups,
-                         const char* index_name) {
-  std::vector<double> out(size_t(groups), 0.0), scale(size_t(groups), 0.0);
-  for (size_t i = 0; i < x.size(); ++i) {
-    const int64_t g = group[i];
-    if (g < 0 || g >= groups)
-      fail(std::string(index_name) + "[" + std::to_string(i) + "] = " + std::to_string(g) + " is outside [0, " +
+// Every group index is checked first; one index_add then sums (on the CPU, serially), which keeps
+// the result in the autograd graph for the gradients gate's reference (d out[g] / d x[i] = 1).
+OracleResult grouped_sum(const at::Tensor& x, const at::Tensor& group, int64_t groups, const char* index_name) {
+  const std::vector<int64_t> g = longs(group);
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g[i] < 0 || g[i] >= groups)
+      fail(std::string(index_name) + "[" + std::to_string(i) + "] = " + std::to_string(g[i]) + " is outside [0, " +
            std::to_string(groups) + ")");
-    out[size_t(g)] += x[i];
-    scale[size_t(g)] += std::fabs(x[i]);
-  }
-  return make_result(tensor_of(out, {groups}), tensor_of(scale, {groups}));
+  const at::Tensor zeros = at::zeros({groups}, x.options());
+  const at::Tensor index = tensor_of(g, {int64_t(g.size())});
+  return make_result(zeros.index_add(0, index, x), zeros.index_add(0, index, x.abs()));
 }
 
 }  // namespace
@@ -156,7 +155,7 @@ OracleResult group_by_sum(const Inputs& in, const AttrMap& attrs) {
   if (values.numel() != keys.numel()) fail("values must have as many elements as keys (" + shape_str(keys) + ")");
   const int64_t groups = attr_int(attrs, "num_groups");
   if (groups < 0) fail("num_groups must not be negative");
-  return grouped_sum(doubles(values), longs(keys), groups, "keys");
+  return grouped_sum(values, keys, groups, "keys");
 }
 
 OracleResult scatter_add(const Inputs& in, const AttrMap& attrs) {
@@ -168,7 +167,7 @@ OracleResult scatter_add(const Inputs& in, const AttrMap& attrs) {
   if (index.numel() != x.numel()) fail("index must have as many elements as x (" + shape_str(x) + ")");
   const int64_t size = attr_int(attrs, "size");
   if (size < 0) fail("size must not be negative");
-  return grouped_sum(doubles(x), longs(index), size, "index");
+  return grouped_sum(x, index, size, "index");
 }
 
 OracleResult hash_join(const Inputs& in, const AttrMap&) {

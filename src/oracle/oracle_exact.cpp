@@ -1,4 +1,4 @@
-// Exact oracles of the sum-like ops (sum, mean, cumsum, segment_sum, matmul, bmm, linear_relu): exact sums, rounded once.
+// Exact oracles of the sum-like ops (sum, mean, cumsum, segment_sum, group_by_sum, scatter_add, matmul, bmm, linear_relu): exact sums, rounded once.
 #include <c10/util/Exception.h>
 
 #include <cmath>
@@ -79,6 +79,27 @@ at::Tensor segments(const std::vector<at::Tensor>& in, const AttrMap& attrs, DTy
   return y;
 }
 
+// Each group's (bucket's) terms summed exactly and rounded once (an empty group: 0): group_by_sum
+// (keys, values) and scatter_add (x, index). The fp64 oracle runs first: it refuses keys outside
+// [0, groups) (so the accumulators below are never indexed past the end), and gives the scale.
+at::Tensor groups(const std::string& op, const std::vector<at::Tensor>& in, const AttrMap& attrs, DType out,
+                  at::Tensor* scale) {
+  const bool keys_first = op == "group_by_sum";
+  const OracleResult checked = keys_first ? oracle_impl::group_by_sum(in, attrs) : oracle_impl::scatter_add(in, attrs);
+  *scale = checked.scales.at(0);
+  const at::Tensor v = oracle_impl::value_input(in, keys_first ? 1 : 0, keys_first ? "values" : "x");
+  const at::Tensor k = oracle_impl::index_input(in, keys_first ? 0 : 1, keys_first ? "keys" : "index");
+  const int64_t G = checked.outputs.at(0).numel(), n = v.numel();
+  const double* p = v.data_ptr<double>();
+  const int64_t* key = k.data_ptr<int64_t>();
+  std::vector<SuperAccumulator> acc(static_cast<size_t>(G));
+  for (int64_t i = 0; i < n; ++i) acc[static_cast<size_t>(key[i])].add(p[i]);
+  at::Tensor y = at::empty({G}, v.options());
+  double* q = y.data_ptr<double>();
+  for (int64_t g = 0; g < G; ++g) q[g] = acc[static_cast<size_t>(g)].round_to(out);
+  return y;
+}
+
 void expect_size(const at::Tensor& t, const char* name, int64_t d, int64_t want) {
   if (t.size(d) != want)
     fail(std::string(name) + ": size " + std::to_string(t.size(d)) + " at dim " + std::to_string(d) + ", expected " +
@@ -93,6 +114,7 @@ at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const
   if (op == "mean") return reduce(in, attrs, out, Reduce::Mean);
   if (op == "cumsum") return reduce(in, attrs, out, Reduce::Cumsum);
   if (op == "segment_sum") return segments(in, attrs, out, scale);
+  if (op == "group_by_sum" || op == "scatter_add") return groups(op, in, attrs, out, scale);
   if (op == "matmul" || op == "bmm") {
     o::expect_count(in, 2);
     const at::Tensor a = o::value_input(in, 0, "a"), b = o::value_input(in, 1, "b");
@@ -124,8 +146,8 @@ at::Tensor exact(const std::string& op, const std::vector<at::Tensor>& in, const
 }  // namespace
 
 bool has_exact_oracle(const std::string& id) {
-  return id == "sum" || id == "mean" || id == "cumsum" || id == "segment_sum" || id == "matmul" || id == "bmm" ||
-         id == "linear_relu";
+  return id == "sum" || id == "mean" || id == "cumsum" || id == "segment_sum" || id == "group_by_sum" ||
+         id == "scatter_add" || id == "matmul" || id == "bmm" || id == "linear_relu";
 }
 
 OracleResult run_exact_oracle(const std::string& id, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,

@@ -39,15 +39,20 @@ void Linter::check_values(const ValueDomain& v, const std::string& p, const std:
       issue(at(p, "distribution"), "unknown distribution \"" + v.distribution + "\"");
   }
   const bool real_kind = v.kind == "real" || v.kind == "positive" || v.kind == "nonnegative";
-  const bool zipf = v.distribution == "zipf" || std::count(v.ties.begin(), v.ties.end(), "zipf");
   if (!v.ties.empty() && !real_kind) issue(at(p, "ties"), "\"ties\" applies to real-valued kinds (real, positive, nonnegative)");
   for (size_t i = 0; i < v.ties.size(); ++i)
     if (!is_tie_spread_name(v.ties[i]))
       issue(at(at(p, "ties"), i), "unknown tie spread \"" + v.ties[i] +
                                       "\" (uniform, zipf, all_equal, sorted_runs or reverse_runs)");
   if (!v.ties.empty() && !v.structure.empty()) issue(at(p, "ties"), "\"ties\" and \"structure\" do not combine");
+  for (size_t k = 0; k < v.also.size(); ++k) {
+    if (v.distribution.empty()) issue(at(p, "also"), "\"also\" needs a \"distribution\" to rotate with");
+    else if (!kDistributions.count(v.also[k])) issue(at(at(p, "also"), k), "unknown distribution \"" + v.also[k] + "\"");
+  }
+  const bool zipf = v.distribution == "zipf" || std::count(v.ties.begin(), v.ties.end(), "zipf") ||
+                    std::count(v.also.begin(), v.also.end(), "zipf");
   if (v.alpha) {
-    if (!zipf) issue(at(p, "alpha"), "\"alpha\" applies to distribution zipf (or zipf ties)");
+    if (!zipf) issue(at(p, "alpha"), "\"alpha\" applies to distribution zipf (or zipf ties or also)");
     else if (!(*v.alpha > 0)) issue(at(p, "alpha"), "zipf alpha must be > 0");
   } else if (zipf) {
     issue(at(p, "alpha"), "distribution zipf needs \"alpha\" (its exponent)");
@@ -216,6 +221,12 @@ void Linter::attributes() {
         issue(at(p, "drawn_from"), "drawn_from names a floating input of a real-valued kind without structure");
       if (a.min || a.max || !a.values.empty())
         issue(at(p, "drawn_from"), "an attribute drawn from an input's values has no min, max or values");
+    }
+    if (!a.size_of.empty()) {
+      if (a.type != "int64") issue(at(p, "size_of"), "size_of needs type int64");
+      if (!s_.dims.count(a.size_of)) issue(at(p, "size_of"), "unknown dim \"" + a.size_of + "\"");
+      if (!a.dim_of.empty()) issue(at(p, "size_of"), "an attribute is a dim index (dim_of) or a dim's size (size_of), not both");
+      if (!a.values.empty()) issue(at(p, "values"), "a size_of attribute takes its dim's sizes: no \"values\"");
     }
   }
   // attr_constraints: evaluate in double with the defaults; they must parse, name attributes, hold.

@@ -92,7 +92,12 @@ void Linter::names() {
       return;
     }
     if (!is_identifier(n)) issue(field, std::string(what) + " name \"" + n + "\" is not an identifier");
-    if (kReserved.count(n)) issue(field, "\"" + n + "\" is reserved by the expression language");
+    // A function's name is a variable wherever no '(' follows it (expr.cpp parses `size` as a name
+    // and `size(x, 0)` as a call), so an attribute may take it: SPEC fixes scatter_add's `size`.
+    // Dims and inputs may not (an input named size would read as size(...)'s first argument).
+    const bool function_name = n != "elem_size";
+    if (kReserved.count(n) && !(function_name && std::string(what) == "attribute"))
+      issue(field, "\"" + n + "\" is reserved by the expression language");
     auto [it, fresh] = where.emplace(n, field);
     if (!fresh) issue(field, "name \"" + n + "\" is already declared at " + it->second);
   };

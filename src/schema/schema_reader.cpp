@@ -37,11 +37,12 @@ class Reader : public JsonFields {
   ValueDomain read_values(const json& j, const std::string& p) {
     ValueDomain v;
     if (!want_object(j, p)) return v;
-    check_keys(j, p, {"kind", "low", "below", "distribution", "alpha", "sorted", "total", "structure", "ties", "notes"});
+    check_keys(j, p, {"kind", "low", "below", "distribution", "also", "alpha", "sorted", "total", "structure", "ties", "notes"});
     v.kind = get_string(j, "kind", p, true, "real");
     v.low = get_expr_field(j, "low", p, false, "0");
     v.below = get_expr_field(j, "below", p, false);
     v.distribution = get_string(j, "distribution", p, false);
+    v.also = get_string_list(j, "also", p, false);
     if (const json* a = field(j, "alpha", p, false)) v.alpha = get_number(*a, at(p, "alpha"));
     v.sorted = get_bool(j, "sorted", p, false);
     v.total = get_expr_field(j, "total", p, false);
@@ -113,7 +114,7 @@ class Reader : public JsonFields {
   AttrSpec read_attr(const json& j, const std::string& p) {
     AttrSpec a;
     if (!want_object(j, p)) return a;
-    check_keys(j, p, {"name", "type", "default", "values", "min", "max", "dim_of", "drawn_from", "notes"});
+    check_keys(j, p, {"name", "type", "default", "values", "min", "max", "dim_of", "drawn_from", "size_of", "notes"});
     a.name = get_string(j, "name", p, true);
     a.type = get_string(j, "type", p, true);
     if (!a.type.empty() && a.type != "int64" && a.type != "double" && a.type != "bool")
@@ -130,6 +131,7 @@ class Reader : public JsonFields {
     if (const json* m = field(j, "max", p, false)) a.max = get_number(*m, at(p, "max"));
     a.dim_of = get_string(j, "dim_of", p, false);
     a.drawn_from = get_string(j, "drawn_from", p, false);
+    a.size_of = get_string(j, "size_of", p, false);
     get_string(j, "notes", p, false);
     return a;
   }

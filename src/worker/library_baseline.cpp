@@ -70,6 +70,15 @@ const std::map<std::string, Baseline>& baselines() {
          const at::Tensor segment = at::searchsorted(offsets, rows, false, true) - 1;
          return at::zeros({offsets.numel() - 1, x.size(1)}, x.options()).index_add_(0, segment, x);
        }},
+      {"group_by_sum", [](const Args& a) {
+         // zeros(G).index_add_(0, keys, values): the library's own grouped sum (atomics on CUDA).
+         const at::Tensor& values = T(a, 1);
+         return at::zeros({I(a, 2)}, values.options()).index_add_(0, T(a, 0), values);
+       }},
+      {"scatter_add", [](const Args& a) {
+         const at::Tensor& x = T(a, 0);
+         return at::zeros({I(a, 2)}, x.options()).index_add_(0, T(a, 1), x);
+       }},
       {"sigmoid", [](const Args& a) { return at::sigmoid(T(a, 0)); }},
       {"softmax", [](const Args& a) { return at::softmax(T(a, 0), I(a, 1)); }},
       {"sum", [](const Args& a) { return T(a, 0).sum({I(a, 1)}); }},

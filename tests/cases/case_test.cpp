@@ -330,18 +330,17 @@ TEST(Case, TheCaseDtypeIsThatOfTheSchemasCaseDtypeInput) {
   c.tensors = {recipe(DType::Int64, Distribution::Index, {8}), recipe(DType::Float16, Distribution::Normal, {8})};
   c.tensors[0].name = "keys";
   c.tensors[1].name = "values";
-  ASSERT_EQ(case_dtype_recipe(schema, c), &c.tensors[1]);
+  ASSERT_EQ(&case_recipe(schema, c), &c.tensors[1]);
   EXPECT_EQ(case_dtype(schema, c), DType::Float16);
   // Floats first (every dense op): the first input, as before.
   std::swap(schema.inputs[0], schema.inputs[1]);
   std::swap(c.tensors[0], c.tensors[1]);
-  EXPECT_EQ(case_dtype_recipe(schema, c), &c.tensors[0]);
+  EXPECT_EQ(&case_recipe(schema, c), &c.tensors[0]);
   // An integer-only op: its first input's dtype; a case without tensors: float32.
   schema.inputs = {keys};
   c.tensors = {recipe(DType::Int64, Distribution::Index, {8})};
   c.tensors[0].name = "keys";
   EXPECT_EQ(case_dtype(schema, c), DType::Int64);
   c.tensors.clear();
-  EXPECT_EQ(case_dtype_recipe(schema, c), nullptr);
   EXPECT_EQ(case_dtype(schema, c), DType::Float32);
 }

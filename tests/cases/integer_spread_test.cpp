@@ -222,5 +222,36 @@ TEST(IntegerSpread, SchemaValueKindsBecomeRecipes) {
   EXPECT_EQ((o.slice(0, 1) - o.slice(0, 0, 8)).gt(0).sum().item<int64_t>(), 1) << "all_equal: one segment";
 }
 
+// group_by_sum's schema: num_groups follows dim G (size_of) whatever the caller passes, the keys
+// stay below it, and across seeds the keys take every distribution of [distribution, also...]
+// (zipf and the other skews), each recorded in the recipe.
+TEST(IntegerSpread, SizeOfAttributesFollowTheirDimAndAlsoRotatesTheKeys) {
+  std::vector<SchemaIssue> issues;
+  auto s = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/group_by_sum.json", &issues);
+  ASSERT_TRUE(s);
+  KernelManifest m;
+  CaseSpace space(*s, m);
+  std::set<Spread> seen;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Case c;
+    std::string error;
+    ASSERT_TRUE(space.build({{"N", 200}, {"G", 7}}, 0, {{"num_groups", AttrValue(int64_t(64))}}, DType::Float32,
+                            Distribution::Normal, seed, &c, &error))
+        << error;
+    EXPECT_EQ(std::get<int64_t>(c.attrs.at("num_groups")), 7) << "num_groups is G";
+    const TensorRecipe& keys = c.tensors.at(0);
+    EXPECT_EQ(keys.high, 7);
+    const at::Tensor k = materialize(keys);
+    EXPECT_GE(k.min().item<int64_t>(), 0);
+    EXPECT_LT(k.max().item<int64_t>(), 7);
+    if (keys.spread == Spread::AllEqual) EXPECT_EQ(k.min().item<int64_t>(), k.max().item<int64_t>());
+    seen.insert(keys.spread);
+    // The case dtype is the values', not the keys' int64.
+    EXPECT_EQ(case_dtype(*s, c), DType::Float32);
+  }
+  EXPECT_EQ(seen, (std::set<Spread>{Spread::Zipf, Spread::AllEqual, Spread::AllDistinct, Spread::SortedRuns,
+                                    Spread::Uniform}));
+}
+
 }  // namespace
 }  // namespace gauntlet

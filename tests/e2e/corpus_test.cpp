@@ -58,8 +58,9 @@ TEST(Corpus, EveryImplementedGateHasTwoPlantedBugsTheKernelBenchCheckAccepts) {
     ASSERT_TRUE(manifest) << error;
     EXPECT_EQ(manifest->expect.value("kbcheck", ""), "accept") << m;
     const nlohmann::json gates = manifest->expect.value("gates", nlohmann::json::object());
+    // A gate whose outcome the bug leaves to the cases drawn lists ["fail", "pass"]: not counted.
     for (auto& [gate, rule] : gates.items())
-      if (rule.value("status", "") == "fail") ++per_gate[gate];
+      if (rule.contains("status") && rule["status"].is_string() && rule["status"] == "fail") ++per_gate[gate];
   }
   for (const char* gate :
        {"contract", "accuracy", "shapes", "special-values", "subnormals", "layouts", "determinism", "statelessness",

@@ -21,6 +21,9 @@ struct Difference {
   int64_t count = 0;
 };
 Difference byte_difference(const at::Tensor& a, const at::Tensor& b);
+std::string tolerance_difference(const std::string& oname, const at::Tensor& first, const at::Tensor& later,
+                                 const at::Tensor& ref, const at::Tensor& scale, DType dtype, const Tolerance& tol,
+                                 int64_t K, nlohmann::json* evidence);
 }  // namespace gauntlet::determinism_gate
 
 namespace {
@@ -45,6 +48,41 @@ TEST(DeterminismCompare, BytesDecideNanPayloadsAndSignedZeros) {
   EXPECT_EQ(d.count, 2);
   // Half precision compares its own two bytes.
   EXPECT_EQ(dg::byte_difference(x.to(at::kHalf), z.to(at::kHalf)).count, 2);
+}
+
+// Declared bounded nondeterminism: a later run that differs from the first in its low bits, within
+// the tolerance of the oracle and of the first run, passes; one beyond the bound of either fails,
+// and NaN-ness must still match.
+TEST(DeterminismCompare, ToleranceDifferenceJudgesAgainstTheOracleAndTheFirstRun) {
+  Tolerance tol;
+  tol.mode = "reduction";
+  tol.ulps = 2;
+  tol.c = 8;
+  tol.ceiling_c = 1;
+  tol.accumulator = "float32";
+  // Four buckets of K = 1024 terms of total magnitude 1024 each: the bound is about
+  // 8 * 2^-24 * 32 * 1024 = 0.0156 plus 2 ulps.
+  const at::Tensor ref = at::tensor({10.0, -3.5, 0.0, 100.0}, at::kDouble);
+  const at::Tensor scale = at::full({4}, 1024.0, at::kDouble);
+  const at::Tensor first = at::tensor({10.0f, -3.5f, 0.0f, 100.0f});
+  nlohmann::json ev;
+  const at::Tensor near = at::tensor({10.001f, -3.5f, 0.0f, 99.995f});
+  ASSERT_FALSE(dg::byte_difference(first, near).first < 0);
+  EXPECT_EQ(dg::tolerance_difference("y", first, near, ref, scale, DType::Float32, tol, 1024, &ev), "");
+  // Beyond the bound of the oracle.
+  const at::Tensor far = at::tensor({10.5f, -3.5f, 0.0f, 100.0f});
+  std::string why = dg::tolerance_difference("y", first, far, ref, scale, DType::Float32, tol, 1024, &ev);
+  EXPECT_NE(why.find("against the oracle"), std::string::npos) << why;
+  // Within the oracle's bound, yet the first run erred the other way by as much: beyond it of the first run.
+  const at::Tensor low = at::tensor({9.99f, -3.5f, 0.0f, 100.0f}), high = at::tensor({10.01f, -3.5f, 0.0f, 100.0f});
+  why = dg::tolerance_difference("y", low, high, ref, scale, DType::Float32, tol, 1024, &ev);
+  EXPECT_NE(why.find("against the first call"), std::string::npos) << why;
+  EXPECT_EQ(ev.value("against", ""), "the first call");
+  // A NaN that comes and goes is never within a tolerance.
+  const at::Tensor nan = at::tensor({10.0f, std::nanf(""), 0.0f, 100.0f});
+  EXPECT_NE(dg::tolerance_difference("y", first, nan, ref, scale, DType::Float32, tol, 1024, &ev), "");
+  // The first run itself is judged against the oracle alone.
+  EXPECT_EQ(dg::tolerance_difference("y", at::Tensor(), near, ref, scale, DType::Float32, tol, 1024, &ev), "");
 }
 
 // A real gate run on a corpus kernel, in the sandbox.
@@ -135,6 +173,31 @@ TEST(DeterminismGate, UninitializedAccumulatorFailsAtTheSmallestShape) {
   for (int64_t s : c.tensors[0].shape) EXPECT_EQ(s, 1) << v.message;
   EXPECT_EQ(v.evidence.value("later", ""), "0") << v.evidence.dump();
   EXPECT_EQ(make_gate("determinism")->check_one(*r.ctx, c).status, Status::Fail);
+}
+
+// scatter_add declares "determinism": "tolerance": its control, whose threads add with CAS loops
+// on float32 buckets in arrival order, passes within the tolerance. The same kernel under a copy
+// of the schema that does not declare it (bitwise, every other schema's rule) fails: its runs
+// really differ. And a kernel whose runs stay far outside the bound (float16 atomics) fails too.
+TEST(DeterminismGate, DeclaredToleranceAdmitsArrivalOrderAndNothingElse) {
+  RealRun ok("controls/scatter_add.json");
+  ASSERT_EQ(ok.schema.determinism, "tolerance");
+  GateVerdict v = ok.run();
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_NE(v.message.find("within tolerance"), std::string::npos) << v.message;
+  EXPECT_FALSE(v.evidence.contains("race_probe")) << "the race probe is a bitwise property";
+
+  RealRun strict("controls/scatter_add.json");
+  strict.schema.determinism = "bitwise";  // the gate context and the case space hold references
+  GateVerdict bitwise = strict.run();
+  ASSERT_EQ(bitwise.status, Status::Fail) << bitwise.message;
+  EXPECT_EQ(bitwise.category, Category::WrongResult);
+  EXPECT_NE(bitwise.message.find("the schema declares bitwise determinism"), std::string::npos) << bitwise.message;
+
+  RealRun half("bugs/accumulation/scatter_add_half_atomics.json");
+  GateVerdict h = half.run();
+  ASSERT_EQ(h.status, Status::Fail) << h.message;
+  EXPECT_NE(h.message.find("is outside the declared bound"), std::string::npos) << h.message;
 }
 
 }  // namespace

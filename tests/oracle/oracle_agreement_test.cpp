@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gauntlet/kernel_abi.h"
@@ -110,6 +111,17 @@ std::map<std::string, Case> cases() {
   // zeros tied); the indices' tie order is free, their NaN-free values are compared exactly.
   for (int64_t k : {int64_t(3), int64_t(8)})
     c["topk/" + std::to_string(k)] = {{rows}, {int_arg(k)}, {{"k", k}}};
+  // group_by_sum and scatter_add: the 96 special values into 13 groups, a value's key its position
+  // mod 13 (every special value beside others, group 12 short), and all into group 0 of 3 (two
+  // groups no key names).
+  std::vector<int64_t> mod13(static_cast<size_t>(n)), zeros(static_cast<size_t>(n), 0);
+  for (int64_t i = 0; i < n; ++i) mod13[size_t(i)] = i % 13;
+  for (const auto& [name, keys, groups] :
+       {std::tuple<const char*, std::vector<int64_t>, int64_t>{"mod13", mod13, 13}, {"one", zeros, 3}}) {
+    const at::Tensor k = at::tensor(keys, at::kLong);
+    c[std::string("group_by_sum/") + name] = {{k, values}, {int_arg(groups)}, {{"num_groups", groups}}};
+    c[std::string("scatter_add/") + name] = {{values, k}, {int_arg(groups)}, {{"size", groups}}};
+  }
   // cross_entropy's mean would hide a row's NaN behind another's: each row alone, with a target on
   // its first (often special) class and on a plain one.
   for (int64_t i = 0; i < rows.size(0); ++i)

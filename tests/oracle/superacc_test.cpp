@@ -173,6 +173,31 @@ TEST(Superacc, ExactOracleSumsAndDotProducts) {
   // Offsets past the rows are refused, never read.
   const at::Tensor past = at::tensor(std::vector<int64_t>{0, 3, 5}, at::kLong);
   EXPECT_FALSE(run_exact_oracle("segment_sum", {rows, past}, {}, DType::Float32, &supported).ok());
+  // group_by_sum (keys first) and scatter_add (index second): 2048 + 1 + 1 in group 1 is 2050
+  // exactly (float16 holds it; a float16 running sum stalls at 2048), group 0 cancels to 1, group 2
+  // is empty (0), and the scale is sum |values| of the group.
+  const at::Tensor gv = at::tensor({2048.0f, float(1e30), 1.0f, float(-1e30), 1.0f, 1.0f}, at::kFloat);
+  const at::Tensor gk = at::tensor(std::vector<int64_t>{1, 0, 1, 0, 1, 0}, at::kLong);
+  for (const char* op : {"group_by_sum", "scatter_add"}) {
+    const bool keys_first = std::string(op) == "group_by_sum";
+    const AttrMap ga = {{keys_first ? "num_groups" : "size", int64_t(3)}};
+    OracleResult g = run_exact_oracle(op, keys_first ? std::vector<at::Tensor>{gk, gv} : std::vector<at::Tensor>{gv, gk}, ga,
+                                      DType::Float16, &supported);
+    ASSERT_TRUE(supported) << op;
+    ASSERT_TRUE(g.ok()) << op << ": " << g.error;
+    ASSERT_EQ(g.outputs[0].sizes().vec(), (std::vector<int64_t>{3})) << op;
+    EXPECT_EQ(g.outputs[0][0].item<double>(), 1.0) << op;
+    EXPECT_EQ(g.outputs[0][1].item<double>(), 2050.0) << op;
+    EXPECT_EQ(g.outputs[0][2].item<double>(), 0.0) << op << ": an empty group";
+    EXPECT_EQ(g.scales[0][1].item<double>(), 2050.0) << op;
+    // A key past the groups is refused, never used as an index.
+    const at::Tensor past = at::tensor(std::vector<int64_t>{1, 0, 3, 0, 1, 0}, at::kLong);
+    EXPECT_FALSE(
+        run_exact_oracle(op, keys_first ? std::vector<at::Tensor>{past, gv} : std::vector<at::Tensor>{gv, past}, ga,
+                         DType::Float32, &supported)
+            .ok())
+        << op;
+  }
   EXPECT_FALSE(has_exact_oracle("softmax"));
   run_exact_oracle("softmax", {x}, attrs, DType::Float32, &supported);
   EXPECT_FALSE(supported);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +27,7 @@ const std::vector<std::string> kRequired = {
     "amax",      "logsumexp", "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul",
     "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
     // The next ops (SPEC), as their schemas arrive.
-    "segment_sum", "filter", "sort", "topk"};
+    "segment_sum", "filter", "sort", "topk", "group_by_sum", "scatter_add"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 
@@ -139,6 +140,8 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
       {"filter", {{"x"}, {{"threshold", "double"}}, "exact"}},
       {"sort", {{"keys", "values"}, {}, "exact"}},
       {"topk", {{"x"}, {{"k", "int64"}}, "exact"}},
+      {"group_by_sum", {{"keys", "values"}, {{"num_groups", "int64"}}, "reduction"}},
+      {"scatter_add", {{"x", "index"}, {{"size", "int64"}}, "reduction"}},
   };
   const std::vector<DType> floats = {DType::Float32, DType::Float16, DType::BFloat16};
   for (const auto& [op, want] : table) {
@@ -153,13 +156,15 @@ TEST(Schema, RequiredOpsMatchTheSpecTable) {
     EXPECT_EQ(attrs, want.attrs) << op;
     EXPECT_EQ(s->case_dtypes(), floats) << op;
     EXPECT_EQ(s->oracle, op);
-    // topk's tied indices may come in any order (SPEC): runs agree up to that order.
-    EXPECT_EQ(s->determinism, op == "topk" ? "equivalence" : "bitwise") << op;
+    // topk's tied indices may come in any order (SPEC): runs agree up to that order; scatter_add's
+    // order of additions is free within the declared bound.
+    EXPECT_EQ(s->determinism, op == "topk" ? "equivalence" : op == "scatter_add" ? "tolerance" : "bitwise") << op;
     // filter drops NaN, sort moves it last, topk puts it first: none propagates it elementwise.
     EXPECT_EQ(s->nan_inf, op == "filter" || op == "sort" || op == "topk" ? "custom" : "propagate") << op;
     EXPECT_FALSE(s->forbidden_ops.empty()) << op;
     ASSERT_EQ(s->outputs.size(), op == "sort" || op == "topk" ? 2u : 1u) << op;
-    EXPECT_EQ(s->outputs[0].dtype, "same:" + want.inputs[0]) << op;
+    // The output's dtype is the first input's, or for group_by_sum (int64 keys first) the values'.
+    EXPECT_EQ(s->outputs[0].dtype, "same:" + (op == "group_by_sum" ? want.inputs[1] : want.inputs[0])) << op;
     for (DType d : floats) {
       ASSERT_TRUE(s->tolerance.count(d)) << op << " " << dtype_name(d);
       const Tolerance& t = s->tolerance.at(d);
@@ -195,7 +200,7 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 25u) << render(issues);
+  ASSERT_EQ(by.size(), 27u) << render(issues);
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");
@@ -245,6 +250,27 @@ TEST(Schema, SpotChecksOfTheContracts) {
   EXPECT_EQ(by["sort"].input("keys")->values.ties.size(), 5u);
   EXPECT_EQ(by["sort"].input("values")->values.distribution, "all_distinct");
   EXPECT_EQ(by["sort"].outputs[1].dtype, "int64");
+  // group_by_sum / scatter_add: int64 keys below the dim their size attribute is tied to, drawn
+  // zipf and every other skew in turn; a [G] output; K = N (all keys in one group); scatter_add's
+  // runs may differ within the tolerance, with the reason given.
+  for (const auto& [op, keys, attr, dim] : {std::tuple<std::string, std::string, std::string, std::string>{
+                                                "group_by_sum", "keys", "num_groups", "G"},
+                                            {"scatter_add", "index", "size", "V"}}) {
+    const OpSchema& s = by[op];
+    const InputSpec* k = s.input(keys);
+    ASSERT_TRUE(k) << op;
+    EXPECT_EQ(k->values.kind, "key") << op;
+    EXPECT_EQ(k->values.below, dim) << op;
+    EXPECT_EQ(k->values.distribution, "zipf") << op;
+    EXPECT_EQ(k->values.also, (std::vector<std::string>{"all_equal", "all_distinct", "sorted_runs", "uniform"})) << op;
+    ASSERT_TRUE(s.attribute(attr)) << op;
+    EXPECT_EQ(s.attribute(attr)->size_of, dim) << op;
+    EXPECT_EQ(s.outputs[0].dims, std::vector<std::string>{attr}) << op;
+    EXPECT_EQ(s.reduction->K, "N") << op;
+    EXPECT_EQ(s.error_inputs.size(), 3u) << op;
+  }
+  EXPECT_EQ(by["group_by_sum"].case_dtype_input()->name, "values");
+  EXPECT_FALSE(by["scatter_add"].determinism_notes.empty());
   // Every op with no error input says why.
   for (const auto& [n, s] : by)
     if (s.error_inputs.empty()) {
@@ -772,6 +798,50 @@ TEST(Schema, FutureOpFieldsAreLinted) {
     auto [file, issues] = lint_of(c.text, c.edit);
     EXPECT_TRUE(has_issue(issues, file, c.field, c.message)) << c.field << " / " << c.message << "\n" << render(issues);
   }
+}
+
+// An attribute tied to a dim's size (size_of) and keys rotating through distributions (also):
+// each misuse is reported at its field.
+TEST(Schema, SizeOfAndAlsoAreLinted) {
+  TempDir dir;
+  const std::vector<std::tuple<std::function<void(json&)>, std::string, std::string>> cases = {
+      {[](json& j) { j["attributes"][0]["size_of"] = "Q"; }, "/attributes/0/size_of", "unknown dim \"Q\""},
+      {[](json& j) {
+         j["attributes"][0]["type"] = "double";
+         j["attributes"][0]["default"] = 64.0;
+       },
+       "/attributes/0/size_of", "size_of needs type int64"},
+      {[](json& j) { j["attributes"][0]["values"] = json::array({64}); }, "/attributes/0/values", "no \"values\""},
+      {[](json& j) { j["inputs"][0]["values"]["also"][1] = "all_same"; }, "/inputs/0/values/also/1", "unknown distribution"},
+      {[](json& j) {
+         j["inputs"][0]["values"]["distribution"] = "uniform";
+         j["inputs"][0]["values"]["also"] = json::array({"zipf"});
+         j["inputs"][0]["values"].erase("alpha");
+       },
+       "/inputs/0/values/alpha", "needs \"alpha\""},
+  };
+  for (const auto& [edit, field, message] : cases) {
+    auto m = mutate(dir, "group_by_sum", edit);
+    EXPECT_TRUE(has_issue(m.issues, m.file, field, message)) << field << " / " << message << "\n" << render(m.issues);
+  }
+  // A dim may not take a function's name; an attribute may (scatter_add's `size`, whose output
+  // shape ["size"] reads it as a name).
+  auto dim_named_size = mutate(dir, "group_by_sum", [](json& j) {
+    j["dims"]["size"] = j["dims"]["G"];
+    j["dims"].erase("G");
+    j["inputs"][0]["values"]["below"] = "size";
+    j["attributes"][0]["size_of"] = "size";
+  });
+  EXPECT_TRUE(has_issue(dim_named_size.issues, dim_named_size.file, "/dims/size", "reserved by the expression language"))
+      << render(dim_named_size.issues);
+  std::string why;
+  EXPECT_EQ(eval_expr("size", {{"size", 7}}, &why), 7) << why;
+  // zipf among "also" alone is enough for alpha; the shipped schema lints clean.
+  auto ok = mutate(dir, "group_by_sum", [](json& j) {
+    j["inputs"][0]["values"]["distribution"] = "uniform";
+    j["inputs"][0]["values"]["also"] = json::array({"zipf"});
+  });
+  EXPECT_TRUE(ok.issues.empty()) << render(ok.issues);
 }
 
 TEST(Schema, DefaultSchemaDir) {

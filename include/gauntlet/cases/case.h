@@ -106,12 +106,6 @@ struct Case {
   std::string outside_contract;
 };
 
-// The recipe that carries the case's dtype: the schema's case_dtype_input (the values of a
-// keys-first group-by, the scale of an int8 GEMM), else the first; nullptr without tensors.
-const TensorRecipe* case_dtype_recipe(const OpSchema& schema, const Case& c);
-// The dtype a case is verified in: the key of the schema's tolerance (float32 without tensors).
-DType case_dtype(const OpSchema& schema, const Case& c);
-
 // Builds the tensor a recipe describes (on the CPU, of the recipe's dtype, in its layout). Every
 // value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.
 at::Tensor materialize(const TensorRecipe& r);
@@ -136,6 +130,14 @@ at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout);
 // The kernel call for a case: tensors then attributes in the schema's order.
 std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,
                                  const AttrMap& attrs);
+
+// The dtype a case is verified in, which keys the schema's tolerance: its recipe of the schema's
+// case dtype input (OpSchema::case_dtype_input: the first input allowing a floating dtype, so
+// group_by_sum's values, not its int64 keys), else its first tensor's. case_recipe is that
+// tensor's recipe: its distribution and seed are the case's when a gate rebuilds it at other dims
+// (a case without tensors has none: case_dtype is then float32).
+const TensorRecipe& case_recipe(const OpSchema& schema, const Case& c);
+DType case_dtype(const OpSchema& schema, const Case& c);
 
 
 nlohmann::json case_to_json(const Case& c);
@@ -171,6 +173,9 @@ class CaseSpace {
 
  private:
   bool build_case(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
+                  Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const;
+  // build_case once the size_of attributes hold their dims' sizes.
+  bool build_tied(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
                   Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const;
   // Whether the manifest's ranks admit this rank for the input.
   bool admits_rank(const std::string& input, int64_t rank) const;

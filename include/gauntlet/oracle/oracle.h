@@ -41,8 +41,7 @@ int heavy_oracle_threads();
 void set_heavy_oracle_threads(int threads);
 
 // Every oracle id a schema may name, sorted. run_oracle also knows the other database-style ops'
-// oracles (filter, sort, unique, topk, group_by_sum, scatter_add, hash_join), which no schema
-// uses yet (issue 20).
+// oracles (filter, sort, unique, topk, hash_join), which no schema uses yet (issue 20).
 std::vector<std::string> oracle_ids();
 
 }  // namespace gauntlet

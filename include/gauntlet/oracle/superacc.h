@@ -50,7 +50,7 @@ class SuperAccumulator {
 // Exact oracles of the sum-like ops: the same outputs as the fp64 oracle (run_oracle), but each
 // element is the exact sum (or dot product, or prefix sum, or sum/K) rounded once to `out_dtype`,
 // returned as float64 values holding dtype-representable numbers. Ops: sum, mean, cumsum,
-// segment_sum, matmul, bmm, linear_relu. `supported` is false (and nothing computed) for any other
+// segment_sum, group_by_sum, scatter_add, matmul, bmm, linear_relu. `supported` is false (and nothing computed) for any other
 // op. The scales are the fp64 oracle's (magnitudes need no exactness). Never throws: failures come
 // back in `error`.
 OracleResult run_exact_oracle(const std::string& oracle_id, const std::vector<at::Tensor>& inputs,

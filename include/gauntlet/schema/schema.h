@@ -62,6 +62,9 @@ struct ValueDomain {
   // kind == "key" (group-by/join keys) or "offsets": how values are spread:
   // "uniform" | "zipf" | "all_equal" | "all_distinct" | "sorted_runs"; empty means uniform.
   std::string distribution;
+  // More distributions the cases rotate through with `distribution` (each case takes one, by its
+  // seed): group-by keys must meet one huge group, all-distinct keys and empty groups alike.
+  std::vector<std::string> also;
   std::optional<double> alpha;  // zipf exponent (> 0)
   bool sorted = false;          // key: values come sorted ascending (segmented inputs)
   std::string total;            // kind == "offsets": last offset (length of the segmented input), Expr
@@ -113,6 +116,9 @@ struct AttrSpec {
   // own values, at a position the case's seed picks (a filter's threshold lies inside the data
   // whatever the distribution's scale or sign; docs/schema-format.md, "drawn_from").
   std::string drawn_from;
+  // int64 attribute that is a dim's size: every case sets it to that dim's extent (group_by_sum's
+  // num_groups is G, the keys' range and the output's length), so the gates' sizes reach it.
+  std::string size_of;
 };
 
 struct OutputSpec {
