@@ -166,7 +166,7 @@ class ProvenanceGate : public Gate {
   // Every output against the oracle under the schema's tolerance for the case's dtype.
   Judged judge(GateContext& ctx, const Case& c, const std::vector<at::Tensor>& outs, const OracleResult& oracle) {
     Judged r;
-    auto tol = ctx.schema.tolerance.find(c.tensors.at(0).dtype);
+    auto tol = ctx.schema.tolerance.find(case_dtype(c, ctx.schema));
     if (tol == ctx.schema.tolerance.end()) return r;  // the accuracy gate reports the missing tolerance
     const int64_t K = reduction_terms(ctx.schema, c);
     for (size_t i = 0; i < oracle.outputs.size() && i < outs.size(); ++i) {

@@ -191,7 +191,7 @@ class StatelessnessGate : public Gate {
     WorkerSession* session = &session_ref;
     const std::vector<Step> steps = plan_sequence(ctx.space, a);
     // Nondeterminism the schema declares is allowed within its tolerance; otherwise repeats are bitwise.
-    auto tol_it = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    auto tol_it = ctx.schema.tolerance.find(case_dtype(a, ctx.schema));
     const Tolerance* tol =
         ctx.schema.determinism == "bitwise" || tol_it == ctx.schema.tolerance.end() ? nullptr : &tol_it->second;
     CaseRun a_run = run_case(ctx, *session, a, 2);
@@ -250,7 +250,7 @@ class StatelessnessGate : public Gate {
   // "" when every output of `run` is within the schema tolerance of the oracle.
   static std::string judge(GateContext& ctx, const CaseRun& run) {
     const wire::CallOutputs& got = run.outcome.reply.calls.at(0);
-    auto tol = ctx.schema.tolerance.find(run.c.tensors.at(0).dtype);
+    auto tol = ctx.schema.tolerance.find(case_dtype(run.c, ctx.schema));
     if (tol == ctx.schema.tolerance.end()) return "";
     const int64_t K = reduction_terms(ctx.schema, run.c);
     for (size_t i = 0; i < run.oracle.outputs.size() && i < got.outputs.size(); ++i) {
@@ -309,7 +309,7 @@ class StatelessnessGate : public Gate {
       if (std::find(group.begin(), group.end(), sym) != group.end()) return pass;
     const wire::CallOutputs& full = a_run.outcome.reply.calls.at(0);
     const bool elementwise = !ctx.schema.reduction.has_value();
-    auto tol = ctx.schema.tolerance.find(a.tensors.at(0).dtype);
+    auto tol = ctx.schema.tolerance.find(case_dtype(a, ctx.schema));
     for (const int64_t start : {int64_t(1), int64_t(0)}) {
       const std::string rows = sym + " rows " + std::to_string(start) + ".." + std::to_string(start + L - 2);
       std::vector<at::Tensor> inputs;

@@ -27,7 +27,7 @@ constexpr int kCores = 1;
 
 // "" when every output is within tolerance of the oracle, else the first failure's evidence.
 std::string judge_all(GateContext& ctx, const CaseRun& run, const std::vector<at::Tensor>& outs) {
-  const DType dtype = run.c.tensors.at(0).dtype;
+  const DType dtype = case_dtype(run.c, ctx.schema);
   auto tol = ctx.schema.tolerance.find(dtype);
   if (tol == ctx.schema.tolerance.end()) return std::string("the schema declares no tolerance for ") + dtype_name(dtype);
   if (outs.size() != run.oracle.outputs.size()) return "output count differs from the oracle's";
@@ -209,7 +209,7 @@ CandidateFigures candidate_figures(const SetTiming& st, nlohmann::json* evidence
     if (!baselines[b].own_child)
       candidate_ms.insert(candidate_ms.end(), reps[b].candidate_ms.begin(), reps[b].candidate_ms.end());
   const timing::Summary cand = timing::summarize(candidate_ms);
-  const DType dtype = sets[0].tensors.at(0).dtype;
+  const DType dtype = case_dtype(sets[0], ctx.schema);
   const Cost cost = cost_of(ctx.schema, sets[0]);
   const timing::Roofline roof =
       timing::roofline(cost.flops, cost.bytes, matmul_peak(peaks, dtype), peaks.copy_bytes_per_s);

@@ -139,6 +139,8 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"embedding", o::embedding},
       {"cross_entropy", o::cross_entropy},
       {"segment_sum", o::segment_sum},
+      {"quantize_per_tensor", o::quantize_per_tensor},
+      {"int8_matmul", o::int8_matmul},
   };
   return table;
 }
@@ -157,8 +159,6 @@ const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
       {"group_by_sum", o::group_by_sum},
       {"scatter_add", o::scatter_add},
       {"hash_join", o::hash_join},
-      {"quantize_per_tensor", o::quantize_per_tensor},
-      {"int8_matmul", o::int8_matmul},
   };
   return table;
 }

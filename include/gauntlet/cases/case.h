@@ -75,6 +75,10 @@ struct TensorRecipe {
   bool offsets = false;
   bool positive = false;      // value domain "positive"/"nonnegative": magnitude only
   std::string structure;      // value domain's structure over the last two dims (schema.h), "" none
+  // Value domain "quantizable": the quantizer's scale (> 0; 0 = none) and zero point; `low`/`high`
+  // hold the quantized range. The distribution's values are laid on that grid (quantizer_grid_value).
+  double grid_scale = 0;
+  int64_t grid_zero_point = 0;
   // Memory layout of the view handed to the kernel; the logical values are the same as the
   // contiguous tensor's (except "expanded", whose values are generated with the first dim of size
   // 1 and then broadcast with stride 0): contiguous, transposed (last two dims), strided (every
@@ -102,6 +106,14 @@ struct Case {
   std::string outside_contract;
 };
 
+// Element i of a "quantizable" recipe: the distribution's value `v` laid on the quantizer's grid.
+// Half the elements are v times a quarter of the quantized range, in units of the scale; the rest
+// are the hazards of a quantizer: values at an exact rounding boundary (k + 0.5) * scale rounded to
+// the dtype, one ulp above and below such a boundary, values past either saturation limit, and
+// huge finite values (whose product with 1/scale may overflow). The KernelBench-style check's
+// U[0,1) (Distribution::Uniform01) is only scaled: plain random data, as a problem's get_inputs().
+double quantizer_grid_value(const TensorRecipe& r, uint64_t i, double v);
+
 // Builds the tensor a recipe describes (on the CPU, of the recipe's dtype, in its layout). Every
 // value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.
 at::Tensor materialize(const TensorRecipe& r);
@@ -118,6 +130,11 @@ bool structure_keeps(const TensorRecipe& r, int64_t flat);
 int64_t structure_position(const TensorRecipe& r, int64_t flat);
 // The same logical values in another memory layout (see TensorRecipe::layout).
 at::Tensor apply_layout(const at::Tensor& logical, const std::string& layout);
+
+// The dtype a case is verified in, which keys its tolerance: that of the schema's case dtype input
+// (OpSchema::case_dtype_input, the first input allowing a floating dtype: int8_matmul's a_scale),
+// else the first tensor's.
+DType case_dtype(const Case& c, const OpSchema& schema);
 
 // The kernel call for a case: tensors then attributes in the schema's order.
 std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::Tensor>& tensors,
