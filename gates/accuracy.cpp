@@ -80,7 +80,7 @@ class AccuracyGate : public Gate {
       v.replay = write_replay(ctx, name(), run, v);
       return v;
     }
-    const DType case_dtype = case_dtype(c, ctx.schema);
+    const DType case_dtype = gauntlet::case_dtype(c, ctx.schema);
     auto tol_it = ctx.schema.tolerance.find(case_dtype);
     if (tol_it == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;

@@ -438,7 +438,7 @@ class DeterminismGate : public Gate {
                " elements differ in their bytes; the schema declares bitwise determinism)";
       }
       // Declared nondeterministic within a bound: each result must be within the tolerance.
-      const DType case_dtype = case_dtype(run.c, ctx.schema);
+      const DType case_dtype = gauntlet::case_dtype(run.c, ctx.schema);
       auto tol = ctx.schema.tolerance.find(case_dtype);
       if (tol == ctx.schema.tolerance.end() || i >= run.oracle.outputs.size() || y.sizes() != run.oracle.outputs[i].sizes())
         continue;

@@ -326,7 +326,7 @@ class LayoutsGate : public Gate {
       return "with " + layouts + " the kernel returns " + std::to_string(got.outputs.size()) + " outputs, with contiguous inputs " +
              std::to_string(base.outputs.size());
     const bool elementwise = !ctx.schema.reduction.has_value();
-    const DType case_dtype = case_dtype(run.c, ctx.schema);
+    const DType case_dtype = gauntlet::case_dtype(run.c, ctx.schema);
     auto tol = ctx.schema.tolerance.find(case_dtype);
     const int64_t K = reduction_terms(ctx.schema, run.c);
     for (size_t i = 0; i < got.outputs.size(); ++i) {

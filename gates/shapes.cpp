@@ -327,7 +327,7 @@ class ShapesGate : public Gate {
       if (v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), run, v);
       return v;
     }
-    const DType case_dtype = case_dtype(c, ctx.schema);
+    const DType case_dtype = gauntlet::case_dtype(c, ctx.schema);
     auto tol = ctx.schema.tolerance.find(case_dtype);
     if (tol == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;

@@ -130,7 +130,7 @@ class SpecialValuesGate : public Gate {
       e.cases = 1;
       return e;
     }
-    const DType case_dtype = case_dtype(c, ctx.schema);
+    const DType case_dtype = gauntlet::case_dtype(c, ctx.schema);
     auto tol_it = ctx.schema.tolerance.find(case_dtype);
     if (tol_it == ctx.schema.tolerance.end()) {
       v.status = Status::HarnessError;
