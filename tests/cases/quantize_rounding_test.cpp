@@ -96,8 +96,10 @@ TEST(QuantizeRounding, HalfAwayFromZeroFailsAtExactTies) {
 
 // Nothing else: a level off by one where the oracle names no other, or off by two, fails.
 TEST(QuantizeRounding, AnythingButTheAdmissibleLevelsFails) {
-  const at::Tensor x = at::tensor(std::vector<float>{0.35f, 0.3f, 0.45f}, at::kFloat);
+  // 0.1f: 0.35f and float(4.5 * 0.1f) are exact ties of the float32 product (levels 4 and 4) whose
+  // exact quotients round to 3 and 5; 0.3f is no tie (3 only).
   const double s = double(0.1f);
+  const at::Tensor x = at::tensor(std::vector<float>{0.35f, 0.3f, float(4.5 * s)}, at::kFloat);
   EXPECT_TRUE(judge(x, s, 0, at::tensor(std::vector<int64_t>{3, 3, 5}).to(at::kChar)).pass) << "the exact quotient's";
   EXPECT_TRUE(judge(x, s, 0, at::tensor(std::vector<int64_t>{4, 3, 4}).to(at::kChar)).pass) << "torch's";
   EXPECT_FALSE(judge(x, s, 0, at::tensor(std::vector<int64_t>{5, 3, 4}).to(at::kChar)).pass) << "0.35 -> 5";

@@ -34,8 +34,8 @@ TEST(QuantizedOracles, AreListedWithTheirSchemas) {
 // rounding boundaries and wherever the float32 product, the float32 quotient and the exact quotient
 // agree, which includes every exact tie of a power-of-two scale; +-1 where one of them rounds the
 // other way. 0.1f: 1/0.1f rounds to 10 in float32, so x = 0.35f (0.349999994) gives the product 3.5
-// -> 4 (half to even) while the exact quotient 3.49999994 rounds to 3; x = 0.45f (0.450000018):
-// product 4.5 -> 4, exact 4.50000018 -> 5. Both levels are admissible in each case.
+// -> 4 (half to even) while the exact quotient 3.49999994 rounds to 3; x = float(4.5 * 0.1f)
+// (0.450000018): product 4.5 -> 4, exact quotient 4.50000011 -> 5. Both levels are admissible.
 TEST(QuantizedOracles, QuantizeNamesTheOtherAdmissibleLevelNearABoundary) {
   const OracleResult pow2 = quantize(F32({0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 3.49f, 200.0f, kInfF}), 1.0, 0);
   ASSERT_TRUE(pow2.ok()) << pow2.error;
@@ -43,10 +43,12 @@ TEST(QuantizedOracles, QuantizeNamesTheOtherAdmissibleLevelNearABoundary) {
   ASSERT_TRUE(pow2.scales[0].defined());
   EXPECT_EQ(at::count_nonzero(pow2.scales[0]).item<int64_t>(), 0) << pow2.scales[0];
   const float s = 0.1f;
+  const float x45 = static_cast<float>(4.5 * double(s));
   ASSERT_EQ(0.35f * (1.0f / s), 3.5f) << "the float32 product is an exact tie";
+  ASSERT_EQ(x45 * (1.0f / s), 4.5f) << "here too";
   ASSERT_LT(double(0.35f) / double(s), 3.5) << "the exact quotient lies below it";
-  ASSERT_GT(double(0.45f) / double(s), 4.5) << "and here above it";
-  const OracleResult near = quantize(F32({0.35f, -0.35f, 0.45f, 0.3f}), double(s), 0);
+  ASSERT_GT(double(x45) / double(s), 4.5) << "and here above it";
+  const OracleResult near = quantize(F32({0.35f, -0.35f, x45, 0.3f}), double(s), 0);
   ASSERT_TRUE(near.ok()) << near.error;
   EXPECT_EQ(I(near.outputs[0]), (std::vector<int64_t>{4, -4, 4, 3}));
   const at::Tensor other = near.scales[0];
