@@ -26,6 +26,7 @@ struct Plan {
                                     // the declared accumulator's (float16 under float32); for float32
                                     // and bfloat16 data a float32 partial sum overflowing is what the
                                     // schema's accumulator allows
+  bool integer_extremes = false;    // arithmetic integer operands drawn at the ends of their range
 };
 
 // Terms per output element the gate aims for: far past float16's 2^11 and bfloat16's 2^8, so a
@@ -67,6 +68,9 @@ std::vector<Plan> plans_for(const OpSchema& s) {
     return {{"integer-exact", {D::IntegerExact, D::SmallIntegers, D::IntegerExact}}, {"random", {D::Normal}}};
   if (op == "layer_norm" || op == "rms_norm")
     return {{"large-mean", {D::LargeMean, D::NearOne, D::Normal}}, {"random", {D::Normal}}};
+  // int8_matmul: the int8 operands at the ends of their range (IntegerExtremes: -128 and 127), the
+  // scales near one, so every product is +-16129..16384 and a 16-bit partial sum overflows at once.
+  if (op == "int8_matmul") return {{"integer-extremes", {D::NearOne}, false, true}, {"random", {D::NearOne}}};
   // sdpa: near-equal scores spread the attention over every key, values in [1,2): the softmax
   // denominator and P@V are long sums of similar terms.
   if (op == "sdpa") return {{"near-equal", {D::NearEqual, D::NearEqual, D::NearOne}}, {"random", {D::Normal}}};
@@ -108,7 +112,7 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   else if (op == "group_by_sum") want = {{"N", kTerms}, {"G", 4}};
   else if (op == "scatter_add") want = {{"N", kTerms}, {"V", 4}};
   else if (op == "softmax" || op == "log_softmax" || op == "logsumexp") want = {{"M", 8}, {"N", kTerms}};
-  else if (op == "matmul" || op == "linear_relu") want = {{"M", 8}, {"N", 8}, {"K", kTerms}};
+  else if (op == "matmul" || op == "linear_relu" || op == "int8_matmul") want = {{"M", 8}, {"N", 8}, {"K", kTerms}};
   else if (op == "bmm") want = {{"B", 2}, {"M", 4}, {"N", 4}, {"K", kTerms}};
   else if (op == "layer_norm" || op == "rms_norm") want = {{"M", 8}, {"D", kTerms}};
   else if (op == "cross_entropy") want = {{"N", 8}, {"C", kTerms}};
@@ -123,7 +127,7 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
                                         op == "log_softmax" || op == "logsumexp" || op == "segment_sum" ||
                                         op == "group_by_sum" || op == "scatter_add"
                                     ? "N"
-                                : op == "matmul" || op == "linear_relu" || op == "bmm" ? "K"
+                                : op == "matmul" || op == "linear_relu" || op == "bmm" || op == "int8_matmul" ? "K"
                                 : op == "layer_norm" || op == "rms_norm"               ? "D"
                                 : op == "cross_entropy" || op == "conv2d"              ? "C"
                                 : op == "sdpa"                                         ? "S"
@@ -178,7 +182,14 @@ bool make_case(const CaseSpace& space, const Plan& plan, DType dtype, uint64_t s
     std::string shape;
     for (size_t k = 0; k < r.shape.size(); ++k) shape += (k ? "," : "") + std::to_string(r.shape[k]);
     c->label += " " + r.name + "=[" + shape + "]";
-    if (r.distribution == Distribution::Index || !dtype_is_floating(r.dtype)) continue;
+    if (r.distribution == Distribution::Index || !dtype_is_floating(r.dtype)) {
+      // Arithmetic integer operands at the ends of their range (the schema's "integer" values).
+      if (plan.integer_extremes && r.distribution == Distribution::Index && r.spread == Spread::Uniform && !r.offsets) {
+        r.spread = Spread::Extremes;
+        c->label += ":extremes";
+      }
+      continue;
+    }
     r.distribution = plan.fills[std::min(f++, plan.fills.size() - 1)];
     r.layout = "contiguous";
     // The first operand of every dot product here keeps K last (a [M,K], x [M,K], a [B,M,K]).

@@ -1,4 +1,5 @@
 // Gate 11, gradients: the kernel's backward entry against the fp64 Jacobian of the oracle, per dtype.
+#include <algorithm>
 #include <chrono>
 
 #include "gauntlet/cases/gate.h"
@@ -22,6 +23,20 @@ int64_t numel_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Why an op has no gradient to check whatever its manifest declares: an integer output (a quantizer's
+// levels are piecewise constant in x) or integer data operands (int8_matmul's a and b); "" otherwise.
+std::string integer_op_reason(const OpSchema& s) {
+  for (const OutputSpec& o : s.outputs) {
+    auto d = dtype_from_name(o.dtype);
+    if (d && !dtype_is_floating(*d)) return "output " + o.name + " is " + o.dtype + ": piecewise constant, no gradient";
+  }
+  for (const InputSpec& in : s.inputs)
+    if (!in.dtypes.empty() && in.values.kind == "integer" &&
+        std::none_of(in.dtypes.begin(), in.dtypes.end(), dtype_is_floating))
+      return "input " + in.name + " holds integer data (" + dtype_name(in.dtypes[0]) + "): no gradient with respect to it";
+  return "";
+}
+
 class GradientsGate : public Gate {
  public:
   std::string name() const override { return "gradients"; }
@@ -32,6 +47,11 @@ class GradientsGate : public Gate {
     if (ctx.manifest.backward_entry.empty()) {
       v.status = Status::Skip;
       v.message = "skip: the manifest names no backward entry (field \"backward\"), so there is no gradient to check";
+      return v;
+    }
+    if (const std::string why = integer_op_reason(ctx.schema); !why.empty()) {
+      v.status = Status::Skip;
+      v.message = "skip: " + why;
       return v;
     }
     auto session = open_session(ctx, name(), &v, ctx.manifest.backward_entry);

@@ -75,7 +75,8 @@ class SpecialValuesGate : public Gate {
                   {"nonfinite_expected", stats.nonfinite_expected},
                   {"finite_expected", stats.finite_expected}};
     if (stats.nan_through_exact_zero > 0) v.evidence["nan_through_exact_zero"] = stats.nan_through_exact_zero;
-    if (stats.nonfinite_expected == 0) {
+    if (stats.integer_outputs_of_specials > 0) v.evidence["integer_outputs_of_specials"] = stats.integer_outputs_of_specials;
+    if (stats.nonfinite_expected == 0 && stats.integer_outputs_of_specials == 0) {
       // Every reference came out finite: the special values never reached an output, so
       // nothing about their propagation was checked.
       v.status = Status::HarnessError;
@@ -86,6 +87,9 @@ class SpecialValuesGate : public Gate {
     v.message = std::to_string(out.cases) + " cases, " + std::to_string(stats.special_inputs) +
                 " special input values: NaN/Inf positions and signs as the oracle's (" +
                 std::to_string(stats.nonfinite_expected) + " non-finite outputs), finite outputs within tolerance";
+    if (stats.integer_outputs_of_specials > 0)
+      v.message += "; " + std::to_string(stats.integer_outputs_of_specials) +
+                   " special inputs judged through integer outputs (a quantizer saturates +-inf)";
     if (stats.nan_through_exact_zero > 0)
       v.message += "; " + std::to_string(stats.nan_through_exact_zero) +
                    " outputs the reference made NaN only through products with exact zeros were judged with strong "
@@ -112,6 +116,7 @@ class SpecialValuesGate : public Gate {
   struct Stats {
     int64_t special_inputs = 0, nonfinite_expected = 0, finite_expected = 0;
     int64_t nan_through_exact_zero = 0;  // accepted: see special_values::nan_through_exact_zero
+    int64_t integer_outputs_of_specials = 0;  // special inputs judged through an integer output
   };
 
   GateVerdict judge(GateContext& ctx, const CaseRun& run, Stats* stats) {
@@ -149,6 +154,10 @@ class SpecialValuesGate : public Gate {
         const int64_t nonfinite = (~at::isfinite(rounded)).sum().item<int64_t>();
         stats->nonfinite_expected += nonfinite;
         stats->finite_expected += rounded.numel() - nonfinite;
+      } else {
+        // An integer output (a quantizer's): the special inputs map to finite values (+-inf
+        // saturate), judged under the tolerance like the rest; each one placed is evidence.
+        for (const TensorRecipe& r : c.tensors) stats->integer_outputs_of_specials += int64_t(r.specials.size());
       }
       const at::Tensor scale = i < run.oracle.scales.size() ? run.oracle.scales[i] : at::Tensor();
       // NaN-ness must match exactly and infinities in sign (judge_output checks those first);

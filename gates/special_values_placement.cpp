@@ -106,7 +106,14 @@ Case draw_case(const CaseSpace& space) {
   const DType dtype = dtypes[size_t(gate_cases::pick_uniform(int64_t(dtypes.size())))];
   int64_t nfloat = 0;
   for (const InputSpec& in : space.schema().inputs)
-    if (in.values.kind == "real" || in.values.kind == "positive" || in.values.kind == "nonnegative") ++nfloat;
+    if (in.values.kind == "real" || in.values.kind == "positive" || in.values.kind == "nonnegative" ||
+        in.values.kind == "quantizable")
+      ++nfloat;
+  // The special values the schema's nan_inf.inputs allows (all three by default): 0 NaN, 1 +inf, 2 -inf.
+  std::vector<int64_t> kinds;
+  for (const std::string& k : space.schema().nan_inf_inputs)
+    kinds.push_back(k == "nan" ? 0 : k == "+inf" ? 1 : 2);
+  if (kinds.empty()) kinds = {0, 1, 2};
   using Placement = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;
   // The list's length comes from the size (resized to at most 6); its elements are drawn at full
   // size so that every input, value and position is as likely as any other.
@@ -125,8 +132,9 @@ Case draw_case(const CaseSpace& space) {
       floating.push_back(i);
   std::vector<std::map<int64_t, double>> placed(c.tensors.size());
   std::string described;
-  for (const auto& [t, kind, where, a, b] : placements) {
+  for (const auto& [t, drawn_kind, where, a, b] : placements) {
     if (floating.empty()) break;
+    const int64_t kind = kinds[size_t(drawn_kind) % kinds.size()];
     const size_t ti = floating[size_t(t) % floating.size()];
     TensorRecipe& r = c.tensors[ti];
     std::string what;

@@ -51,6 +51,12 @@ def _library_baselines():
         keys, order = state.torch.sort(a[0], stable=True)
         return keys, a[1][order]
 
+    def int8_matmul(a):
+        # (a.int() @ b.int()).float() * a_scale * b_scale; the integer product through float64
+        # (exact: |sum| < 2^31 < 2^53), as CUDA's mm has no int32 kernel.
+        acc = state.torch.mm(a[0].double(), a[1].double()).int()
+        return acc.float() * a[2] * a[3]
+
     return {
         "add": lambda a: a[0] + a[1],
         "amax": lambda a: a[0].amax(dim=[a[1]]),
@@ -62,12 +68,14 @@ def _library_baselines():
         "embedding": lambda a: state.torch.embedding(a[0], a[1]),
         "filter": lambda a: a[0][a[0] > a[1]],
         "gelu": lambda a: F.gelu(a[0]),
+        "int8_matmul": int8_matmul,
         "layer_norm": lambda a: F.layer_norm(a[0], (a[0].size(-1),), a[1], a[2], a[3]),
         "linear_relu": lambda a: state.torch.relu(F.linear(a[0], a[1], a[2])),
         "log_softmax": lambda a: state.torch.log_softmax(a[0], a[1]),
         "logsumexp": lambda a: state.torch.logsumexp(a[0], [a[1]]),
         "matmul": lambda a: state.torch.mm(a[0], a[1]),
         "mean": lambda a: a[0].mean([a[1]]),
+        "quantize_per_tensor": lambda a: state.torch.quantize_per_tensor(a[0], a[1], a[2], state.torch.qint8).int_repr(),
         "relu": lambda a: state.torch.relu(a[0]),
         "rms_norm": rms_norm,
         "sdpa": lambda a: attention(a[0], a[1], a[2], a[3]),

@@ -168,6 +168,28 @@ std::vector<Distribution> accuracy_distributions() {
           Distribution::OneSigned, Distribution::HeavyTailed, Distribution::Outliers};
 }
 
+double quantizer_grid_value(const TensorRecipe& r, uint64_t i, double v) {
+  const double s = r.grid_scale;
+  const double span = double(std::max<int64_t>(1, r.high - r.low));
+  if (r.distribution == Distribution::Uniform01) return v * span / 4 * s;
+  const double role = rng::uniform01(r.seed, r.stream + 0x6000, i);
+  const double sign = rng::uniform01(r.seed, r.stream + 0x6100, i) < 0.5 ? -1.0 : 1.0;
+  if (role < 0.5) return v * span / 4 * s;
+  if (role < 0.75) {
+    // x / scale = k + 0.5 with k + zero_point from low - 1 to high - 1: every boundary of the
+    // unsaturated range and the two just past its ends.
+    const int64_t k = r.low - 1 - r.grid_zero_point + int64_t(rng::below(r.seed, r.stream + 0x6200, i, uint64_t(span) + 1));
+    const double tie = num::round_to(r.dtype, (double(k) + 0.5) * s);
+    if (role < 0.6 || tie == 0 || !std::isfinite(tie)) return tie;
+    // One ulp of the dtype above or below the boundary (bit patterns are sign-magnitude).
+    const uint64_t bits = num::to_bits(r.dtype, tie);
+    return num::from_bits(r.dtype, role < 0.675 ? bits + 1 : bits - 1);
+  }
+  if (role < 0.92) return sign * span * (0.5 + 4 * rng::uniform01(r.seed, r.stream + 0x6300, i)) * s;
+  const num::DTypeLimits lim = num::limits(dtype_is_floating(r.dtype) ? r.dtype : DType::Float32);
+  return sign * lim.max_finite * (0.25 + 0.75 * rng::uniform01(r.seed, r.stream + 0x6300, i));
+}
+
 // Elements per parallel chunk when materializing: small tensors stay on one thread, the timing
 // gate's GPU inputs (tens of millions of elements) use every core of the host.
 constexpr int64_t kMaterializeGrain = int64_t(1) << 16;
@@ -273,6 +295,7 @@ at::Tensor materialize(const TensorRecipe& r) {
                        : draw(r.distribution, r.dtype, r.seed, r.stream, uint64_t(i),
                               bulk_normal ? &z[size_t(i - begin)] : nullptr);
       if (r.positive) v = std::fabs(v);
+      if (r.grid_scale > 0) v = quantizer_grid_value(r, uint64_t(i), v);
       put(i, num::round_to(r.dtype, v));  // exact in the dtype: the cast changes nothing
     }
   });
@@ -381,6 +404,7 @@ std::vector<wire::Arg> make_args(const OpSchema& schema, const std::vector<at::T
   return args;
 }
 
+
 nlohmann::json case_to_json(const Case& c) {
   nlohmann::json j;
   j["index"] = c.index;
@@ -402,6 +426,7 @@ nlohmann::json case_to_json(const Case& c) {
     if (!r.ties.empty()) t["ties"] = r.ties;
     if (!r.ties.empty() && r.ties == "zipf") t["alpha"] = r.alpha;
     if (!r.structure.empty()) t["structure"] = r.structure;
+    if (r.grid_scale > 0) t["grid"] = {{"scale", r.grid_scale}, {"zero_point", r.grid_zero_point}, {"range", {r.low, r.high}}};
     if (r.layout != "contiguous") t["layout"] = r.layout;
     if (distribution_uses_axis(r.distribution)) t["axis"] = r.axis;
     if (!r.specials.empty()) {
@@ -462,6 +487,14 @@ bool case_from_json(const nlohmann::json& j, Case* c, std::string* error) {
       r.sorted = t.value("sorted", false);
       r.offsets = t.value("offsets", false);
       r.structure = t.value("structure", "");
+      if (t.contains("grid")) {
+        const auto& g = t["grid"];
+        r.grid_scale = g.at("scale").get<double>();
+        r.grid_zero_point = g.at("zero_point").get<int64_t>();
+        r.low = g.at("range").at(0).get<int64_t>();
+        r.high = g.at("range").at(1).get<int64_t>();
+        if (!(r.grid_scale > 0) || !std::isfinite(r.grid_scale)) return (*error = "case tensor has an invalid grid scale", false);
+      }
       if (!r.structure.empty() && !is_structure_name(r.structure))
         return (*error = "case tensor has an unknown structure " + r.structure, false);
       r.layout = t.value("layout", "contiguous");

@@ -1,5 +1,6 @@
 // Choosing concrete cases (dims, shapes, attributes, dtypes) from a schema narrowed by a kernel manifest.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 
 #include "gauntlet/cases/case.h"
@@ -20,7 +21,9 @@ uint64_t name_hash(const std::string& s) {
 int64_t attr_as_int(const AttrValue& v) {
   if (std::holds_alternative<int64_t>(v)) return std::get<int64_t>(v);
   if (std::holds_alternative<bool>(v)) return std::get<bool>(v) ? 1 : 0;
-  return int64_t(std::get<double>(v));
+  // A double attribute (a quantizer's scale of 2^100) may lie past int64: clamped, never UB.
+  const double d = std::get<double>(v);
+  return !(d == d) ? 0 : d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : int64_t(d);
 }
 
 // True when `b` broadcasts to `a` (numpy rules, b no larger in rank).
@@ -215,6 +218,26 @@ bool CaseSpace::build_beyond_contract(const std::map<std::string, int64_t>& dims
   return build_case(dims, alt, attrs, dtype, dist, seed, false, out, error);
 }
 
+// A "quantizable" input's grid: the scale and zero point the case's attributes give the quantizer,
+// and the quantized range [low, below).
+static bool set_quantizer_grid(const ValueDomain& v, const AttrMap& attrs, const std::map<std::string, int64_t>& vars,
+                        TensorRecipe* r, std::string* error) {
+  auto scale = attrs.find(v.scale);
+  if (scale == attrs.end()) return (*error = "quantizable input " + r->name + ": no attribute " + v.scale, false);
+  r->grid_scale = attr_as_double(scale->second);
+  auto zp = v.zero_point.empty() ? attrs.end() : attrs.find(v.zero_point);
+  r->grid_zero_point = zp == attrs.end() ? 0 : attr_as_int(zp->second);
+  std::string why;
+  auto lo = eval_expr(v.low.empty() ? "0" : v.low, vars, &why);
+  auto hi = eval_expr(v.below, vars, &why);
+  if (!lo || !hi) return (*error = "quantized range of " + r->name + ": " + why, false);
+  r->low = *lo;
+  r->high = *hi;
+  if (!(r->grid_scale > 0) || !std::isfinite(r->grid_scale))
+    return (*error = "quantizable input " + r->name + ": the scale must be finite and positive", false);
+  return true;
+}
+
 bool CaseSpace::build_case(const std::map<std::string, int64_t>& dims, size_t alt, const AttrMap& attrs, DType dtype,
                            Distribution dist, uint64_t seed, bool hold_contract, Case* out, std::string* error) const {
   // An attribute that is a dim's size (AttrSpec::size_of) follows the dim, whatever the caller chose.
@@ -315,6 +338,7 @@ bool CaseSpace::build_tied(const std::map<std::string, int64_t>& dims, size_t al
     } else {
       r.distribution = dist;
       r.positive = in.values.kind == "positive" || in.values.kind == "nonnegative";
+      if (kind == "quantizable" && !set_quantizer_grid(in.values, attrs, vars, &r, error)) return false;
       auto declared = manifest_.structures.find(in.name);
       r.structure = declared != manifest_.structures.end() ? declared->second : in.values.structure;
       // Tied values: each case one of the domain's spreads, by its seed (so a gate's cases meet

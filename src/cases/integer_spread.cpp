@@ -96,6 +96,7 @@ const char* spread_name(Spread s) {
     case Spread::AllEqual: return "all_equal";
     case Spread::AllDistinct: return "all_distinct";
     case Spread::SortedRuns: return "sorted_runs";
+    case Spread::Extremes: return "extremes";
   }
   return "uniform";
 }
@@ -106,6 +107,7 @@ std::optional<Spread> spread_from_name(const std::string& name) {
   if (name == "all_equal") return Spread::AllEqual;
   if (name == "all_distinct") return Spread::AllDistinct;
   if (name == "sorted_runs") return Spread::SortedRuns;
+  if (name == "extremes") return Spread::Extremes;
   return std::nullopt;
 }
 
@@ -132,6 +134,9 @@ std::vector<int64_t> draw_keys(int64_t n, int64_t low, int64_t high, Spread spre
       break;
     case Spread::AllDistinct:  // distinct while i < span; past that each key comes round again
       for (int64_t i = 0; i < n; ++i) keys[size_t(i)] = low + int64_t(scatter(uint64_t(i) % span));
+      break;
+    case Spread::Extremes:
+      for (int64_t i = 0; i < n; ++i) keys[size_t(i)] = rng::below(seed, stream, uint64_t(i), 2) ? high - 1 : low;
       break;
     case Spread::SortedRuns: {
       // Runs of 1 to 2*mean equal keys, ascending with random gaps, the mean run long enough that
@@ -160,6 +165,7 @@ std::vector<int64_t> draw_offsets(int64_t count, int64_t total, Spread spread, d
   switch (spread) {
     case Spread::Uniform:
     case Spread::SortedRuns:
+    case Spread::Extremes:
       for (int64_t s = 0; s < segments; ++s) weights[size_t(s)] = rng::uniform01(seed, stream + kCutStream, uint64_t(s));
       break;
     case Spread::Zipf: {

@@ -24,6 +24,10 @@ std::string fmt(double v) {
   return buf;
 }
 
+// Integer outputs are compared as float64 values (every int8..int32 value, and int64 up to 2^53,
+// is exact there): round_to and ulp_at are the identity and double's, so a mode judges them exactly.
+DType judged_as(DType d) { return dtype_is_floating(d) ? d : DType::Float64; }
+
 }  // namespace
 
 std::string index_text(at::IntArrayRef sizes, int64_t flat) {
@@ -39,7 +43,9 @@ std::string index_text(at::IntArrayRef sizes, int64_t flat) {
   return out + "]";
 }
 
-double allowed_error(DType dtype, const Tolerance& tol, double ref, double scale, int64_t K) {
+double allowed_error(DType dtype_in, const Tolerance& tol, double ref, double scale, int64_t K) {
+  const DType dtype = judged_as(dtype_in);
+  if (tol.mode == "quantize-rounding") return std::isfinite(scale) ? std::fabs(scale) : 0;
   const double rounded = num::round_to(dtype, ref);
   const double one_ulp = num::ulp_at(dtype, std::isfinite(rounded) ? rounded : num::limits(dtype).max_finite);
   if (tol.mode == "exact") return 0;
@@ -78,13 +84,17 @@ struct Partial {
 
 // What every element's verdict needs. The mode's strings are compared once, not per element.
 struct ElementRule {
-  enum class Mode { Exact, Ulp, Bound };
+  enum class Mode { Exact, Ulp, Bound, Candidates };
   DType dtype;
   const Tolerance& tol;
   const JudgeOptions& options;
   bool floating = dtype_is_floating(dtype);
   num::DTypeLimits lim = num::limits(floating ? dtype : DType::Float64);
-  Mode mode = !floating || tol.mode == "exact" ? Mode::Exact : tol.mode == "ulp" ? Mode::Ulp : Mode::Bound;
+  // An integer output is exact unless its tolerance names its own rule (quantize-rounding).
+  Mode mode = tol.mode == "quantize-rounding"   ? Mode::Candidates
+              : !floating || tol.mode == "exact" ? Mode::Exact
+              : tol.mode == "ulp"                ? Mode::Ulp
+                                                 : Mode::Bound;
   bool envelope = tol.mode == "module-envelope";
   // allowed_error's accumulation term without its per-element string work: the same operations
   // in the same order, so the same doubles.
@@ -118,6 +128,13 @@ struct ElementRule {
     } else if (mode == Mode::Exact) {
       bad = got != want && !(got == 0 && want == 0);
       err = std::fabs(got - want);
+    } else if (mode == Mode::Candidates) {
+      // quantize-rounding: the reference, or the one other admissible result the oracle names as
+      // its offset in `scales` (docs/tolerances.md): nothing in between, nothing beyond.
+      const double other = s && std::isfinite(s[i]) ? s[i] : 0;
+      bad = got != want && !(other != 0 && got == want + other);
+      err = std::fabs(got - want);
+      allowed = std::fabs(other);
     } else if (mode == Mode::Ulp) {
       const uint64_t d = num::ulp_distance(dtype, got, want);
       err = double(d);
@@ -220,8 +237,8 @@ Judgement judge_output(const std::string& output_name, const at::Tensor& out_in,
   const double* s = scale.defined() ? scale.data_ptr<double>() : nullptr;
   const int64_t n = ref.numel();
   j.checked = n;
-  j.vacuous = reference_is_vacuous(dtype, r, n);
-  merge_partials(judge_chunks(ElementRule(dtype, tol, K, options), o, r, s, n), &j);
+  j.vacuous = reference_is_vacuous(judged_as(dtype), r, n);
+  merge_partials(judge_chunks(ElementRule(judged_as(dtype), tol, K, options), o, r, s, n), &j);
   j.pass = j.bad == 0;
   if (!j.pass) j.message = failure_message(output_name, ref_in.sizes(), j, dtype, tol, n);
   return j;

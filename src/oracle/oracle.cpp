@@ -144,6 +144,8 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"topk", o::topk},
       {"group_by_sum", o::group_by_sum},
       {"scatter_add", o::scatter_add},
+      {"quantize_per_tensor", o::quantize_per_tensor},
+      {"int8_matmul", o::int8_matmul},
   };
   return table;
 }
@@ -157,8 +159,6 @@ const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
   static const std::map<std::string, o::OracleFn> table = {
       {"unique", o::unique},
       {"hash_join", o::hash_join},
-      {"quantize_per_tensor", o::quantize_per_tensor},
-      {"int8_matmul", o::int8_matmul},
   };
   return table;
 }

@@ -17,6 +17,23 @@ std::vector<int64_t> int8_values(const Inputs& in, size_t i, const char* name) {
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 
+// The level of x / sf for the exact quotient, rounded half to even: the sign of x - (n + 0.5) * sf
+// is decided exactly in double ((n + 0.5) * sf holds at most 21 + 24 bits), so a boundary is a tie
+// exactly when the quotient is. Quotients past 2^20 saturate whatever their rounding.
+double exact_quotient_level(float x, float sf) {
+  const double q = double(x) / double(sf);
+  if (!(std::fabs(q) < 1048576.0)) return q;
+  const double n = std::floor(q), boundary = (n + 0.5) * double(sf);
+  if (double(x) > boundary) return n + 1;
+  if (double(x) < boundary) return n;
+  return std::fmod(n, 2.0) == 0 ? n : n + 1;
+}
+
+int64_t saturate(double level, int64_t zero_point) {
+  const double shifted = level + double(zero_point);
+  return shifted <= double(kInt8Min) ? kInt8Min : shifted >= double(kInt8Max) ? kInt8Max : int64_t(shifted);
+}
+
 }  // namespace
 
 // torch.quantize_per_tensor(x, scale, zero_point, torch.qint8).int_repr(). The contract is torch's
@@ -25,6 +42,11 @@ std::vector<int64_t> int8_values(const Inputs& in, size_t i, const char* name) {
 // mode), the zero point added, saturated to [-128, 127]. The float32 product decides values whose
 // exact quotient x/scale lies within half a float32 ulp of a rounding boundary, so the oracle does
 // exactly that arithmetic, in float32, and nothing else; +-inf saturate; NaN has no quantized value.
+//
+// The scales tensor is the quantize-rounding tolerance's (docs/tolerances.md): per element, the
+// offset from the reference to the one other admissible result, 0 where there is none. A correct
+// quantizer may round the float32 quotient x / scale, or the exact quotient, instead of torch's
+// product x * (1 / scale); the three differ by at most one level, and only near a boundary.
 OracleResult quantize_per_tensor(const Inputs& in, const AttrMap& attrs) {
   expect_count(in, 1);
   const at::Tensor x = in.at(0);
@@ -33,19 +55,29 @@ OracleResult quantize_per_tensor(const Inputs& in, const AttrMap& attrs) {
   const int64_t zero_point = attr_int(attrs, "zero_point");
   if (!(scale > 0) || !std::isfinite(scale)) fail("scale must be finite and positive, got " + std::to_string(scale));
   if (zero_point < kInt8Min || zero_point > kInt8Max) fail("zero_point must lie in [-128, 127], got " + std::to_string(zero_point));
-  const float inv_scale = 1.0f / static_cast<float>(scale);
-  if (!std::isfinite(inv_scale)) fail("1/scale overflows float32 (scale " + std::to_string(scale) + ")");
+  const float sf = static_cast<float>(scale);
+  const float inv_scale = 1.0f / sf;
+  if (!(sf > 0) || !std::isfinite(inv_scale)) fail("1/scale overflows float32 (scale " + std::to_string(scale) + ")");
   const at::Tensor c = x.contiguous();
   const float* p = c.data_ptr<float>();
   std::vector<int64_t> q(size_t(c.numel()));
+  std::vector<double> other(q.size(), 0.0);
   for (size_t i = 0; i < q.size(); ++i) {
     if (std::isnan(p[i])) fail("x holds NaN at flat index " + std::to_string(i) + ": it has no quantized value");
     const float product = p[i] * inv_scale;  // float32, as torch computes it
-    const double rounded = std::nearbyint(double(product));  // exact: a float32 is exact in double
-    const double shifted = rounded + double(zero_point);
-    q[i] = shifted <= double(kInt8Min) ? kInt8Min : shifted >= double(kInt8Max) ? kInt8Max : int64_t(shifted);
+    q[i] = saturate(std::nearbyint(double(product)), zero_point);  // exact: a float32 is exact in double
+    const float quotient = p[i] / sf;        // float32 division
+    const int64_t by_quotient = saturate(std::nearbyint(double(quotient)), zero_point);
+    const int64_t by_exact = saturate(std::isinf(p[i]) ? double(p[i]) : exact_quotient_level(p[i], sf), zero_point);
+    for (int64_t alt : {by_quotient, by_exact}) {
+      if (alt == q[i]) continue;
+      if (other[i] != 0 && double(alt - q[i]) != other[i])
+        fail("three different quantized values at flat index " + std::to_string(i) + " (cannot happen)");
+      other[i] = double(alt - q[i]);
+    }
   }
-  return make_result(at::tensor(at::ArrayRef<int64_t>(q), at::kLong).reshape(x.sizes()).clone());
+  return make_result(at::tensor(at::ArrayRef<int64_t>(q), at::kLong).reshape(x.sizes()).clone(),
+                     at::tensor(at::ArrayRef<double>(other), at::kDouble).reshape(x.sizes()).clone());
 }
 
 // (a.int() @ b.int()).float() * a_scale * b_scale: the int32 accumulation is exact (computed here in

@@ -11,7 +11,8 @@
 namespace gauntlet::schema_internal {
 namespace {
 
-const std::set<std::string> kValueKinds = {"real", "positive", "nonnegative", "index", "integer", "bool", "key", "offsets"};
+const std::set<std::string> kValueKinds = {"real", "positive", "nonnegative", "index", "integer", "bool", "key", "offsets",
+                                           "quantizable"};
 const std::set<std::string> kDistributions = {"uniform", "zipf", "all_equal", "all_distinct", "sorted_runs"};
 
 }  // namespace
@@ -24,13 +25,14 @@ void Linter::check_values(const ValueDomain& v, const std::string& p, const std:
   if (!v.structure.empty() && !is_structure_name(v.structure))
     issue(at(p, "structure"), "unknown structure \"" + v.structure + "\" (" + kStructureNames + ")");
   bool ranged = v.kind == "index" || v.kind == "integer" || v.kind == "key";
-  if (ranged) {
+  check_quantizable(v, p);
+  if (ranged || v.kind == "quantizable") {
     if (v.below.empty()) issue(at(p, "below"), "kind \"" + v.kind + "\" needs \"below\" (values in [low, below))");
     else check_expr(v.below, at(p, "below"));
     check_expr(v.low.empty() ? "0" : v.low, at(p, "low"));
   } else {
-    if (!v.below.empty()) issue(at(p, "below"), "\"below\" applies to kinds index, integer and key");
-    if (!v.low.empty() && v.low != "0") issue(at(p, "low"), "\"low\" applies to kinds index, integer and key");
+    if (!v.below.empty()) issue(at(p, "below"), "\"below\" applies to kinds index, integer, key and quantizable");
+    if (!v.low.empty() && v.low != "0") issue(at(p, "low"), "\"low\" applies to kinds index, integer, key and quantizable");
   }
   if (!v.distribution.empty()) {
     if (v.kind != "key" && v.kind != "offsets")
@@ -70,10 +72,30 @@ void Linter::check_values(const ValueDomain& v, const std::string& p, const std:
       bool ok = true;
       if (v.kind == "bool") ok = d == DType::Bool;
       else if (ranged || v.kind == "offsets") ok = is_integer_dtype(d);
+      else if (v.kind == "quantizable") ok = dtype_is_floating(d);
       else ok = dtype_is_floating(d) || is_integer_dtype(d);  // real-like kinds: any numeric dtype
       if (!ok) issue(at(p, "kind"), std::string("value kind \"") + v.kind + "\" does not fit dtype " + dtype_name(d));
     }
   }
+}
+
+// A quantizable input names the quantizer's scale (a double attribute) and optionally its zero
+// point (an int64 attribute); its values are laid on that grid (case.cpp, quantizer_grid_value).
+void Linter::check_quantizable(const ValueDomain& v, const std::string& p) {
+  auto attr_type = [&](const std::string& name) -> std::string {
+    for (const AttrSpec& a : s_.attributes)
+      if (a.name == name) return a.type;
+    return "";
+  };
+  if (v.kind != "quantizable") {
+    if (!v.scale.empty()) issue(at(p, "scale"), "\"scale\" applies to kind quantizable");
+    if (!v.zero_point.empty()) issue(at(p, "zero_point"), "\"zero_point\" applies to kind quantizable");
+    return;
+  }
+  if (v.scale.empty()) issue(at(p, "scale"), "kind quantizable needs \"scale\" (a double attribute)");
+  else if (attr_type(v.scale) != "double") issue(at(p, "scale"), "\"" + v.scale + "\" is no double attribute");
+  if (!v.zero_point.empty() && attr_type(v.zero_point) != "int64")
+    issue(at(p, "zero_point"), "\"" + v.zero_point + "\" is no int64 attribute");
 }
 
 // A structure lives in the last two dims of a real-valued matrix; "symmetric" needs them equal

@@ -9,7 +9,7 @@
 namespace gauntlet::schema_internal {
 namespace {
 
-const std::set<std::string> kToleranceModes = {"exact", "ulp", "reduction", "relative-to-library"};
+const std::set<std::string> kToleranceModes = {"exact", "ulp", "reduction", "relative-to-library", "quantize-rounding"};
 const std::set<std::string> kNanInf = {"propagate", "ignore", "custom"};
 const std::set<std::string> kDeterminism = {"bitwise", "tolerance", "equivalence"};
 const std::set<std::string> kEquivalence = {"elementwise", "permutation_of_ties", "set", "multiset"};
@@ -142,6 +142,13 @@ void Linter::oracle_and_tolerance() {
 void Linter::semantics() {
   if (!kNanInf.count(s_.nan_inf)) issue("/nan_inf/policy", "unknown policy \"" + s_.nan_inf + "\" (propagate, ignore, custom)");
   if (s_.nan_inf == "custom" && s_.nan_inf_notes.empty()) issue("/nan_inf/notes", "policy custom needs notes");
+  for (size_t i = 0; i < s_.nan_inf_inputs.size(); ++i) {
+    const std::string& v = s_.nan_inf_inputs[i];
+    if (v != "nan" && v != "+inf" && v != "-inf")
+      issue(at("/nan_inf/inputs", i), "unknown special value \"" + v + "\" (nan, +inf, -inf)");
+  }
+  if (!s_.nan_inf_inputs.empty() && s_.nan_inf_notes.empty())
+    issue("/nan_inf/notes", "special inputs left out need notes (why the op has no answer for them)");
   if (!kDeterminism.count(s_.determinism))
     issue("/determinism", "unknown determinism \"" + s_.determinism + "\" (bitwise, tolerance, equivalence)");
   if (s_.determinism != "bitwise" && s_.determinism_notes.empty())

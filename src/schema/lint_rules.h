@@ -44,6 +44,7 @@ class Linter {
   // Checks shared by several sections.
   void check_expr(const std::string& e, const std::string& field, bool cost = false);
   void check_values(const ValueDomain& v, const std::string& p, const std::vector<DType>* dtypes);
+  void check_quantizable(const ValueDomain& v, const std::string& p);
   void check_structure(const InputSpec& in, const std::string& p);
   bool type_matches(const AttrValue& v, const std::string& type) const;
   void check_attr_value(const AttrSpec& a, const AttrValue& v, const std::string& field, const char* what);

@@ -37,7 +37,8 @@ class Reader : public JsonFields {
   ValueDomain read_values(const json& j, const std::string& p) {
     ValueDomain v;
     if (!want_object(j, p)) return v;
-    check_keys(j, p, {"kind", "low", "below", "distribution", "also", "alpha", "sorted", "total", "structure", "ties", "notes"});
+    check_keys(j, p, {"kind", "low", "below", "distribution", "also", "alpha", "sorted", "total", "structure", "ties", "scale",
+                      "zero_point", "notes"});
     v.kind = get_string(j, "kind", p, true, "real");
     v.low = get_expr_field(j, "low", p, false, "0");
     v.below = get_expr_field(j, "below", p, false);
@@ -48,6 +49,8 @@ class Reader : public JsonFields {
     v.total = get_expr_field(j, "total", p, false);
     v.structure = get_string(j, "structure", p, false);
     if (j.contains("ties")) v.ties = get_string_list(j, "ties", p, false);
+    v.scale = get_string(j, "scale", p, false);
+    v.zero_point = get_string(j, "zero_point", p, false);
     get_string(j, "notes", p, false);
     return v;
   }
@@ -263,7 +266,8 @@ class Reader : public JsonFields {
         }
     if (const json* n = field(root, "nan_inf", r, true))
       if (want_object(*n, "/nan_inf")) {
-        check_keys(*n, "/nan_inf", {"policy", "notes"});
+        check_keys(*n, "/nan_inf", {"policy", "inputs", "notes"});
+        s.nan_inf_inputs = get_string_list(*n, "inputs", "/nan_inf", false);
         s.nan_inf = get_string(*n, "policy", "/nan_inf", true, "propagate");
         s.nan_inf_notes = get_string(*n, "notes", "/nan_inf", false);
       }

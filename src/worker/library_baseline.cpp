@@ -46,6 +46,12 @@ const std::map<std::string, Baseline>& baselines() {
       {"embedding", [](const Args& a) { return at::embedding(T(a, 0), T(a, 1)); }},
       {"filter", [](const Args& a) { return T(a, 0).masked_select(T(a, 0) > D(a, 1)); }},
       {"gelu", [](const Args& a) { return at::gelu(T(a, 0)); }},
+      {"int8_matmul", [](const Args& a) {
+         // (a.int() @ b.int()).float() * a_scale * b_scale; the integer product through float64
+         // (exact: |sum| < 2^31 < 2^53), as CUDA's mm has no int32 kernel.
+         const at::Tensor acc = at::mm(T(a, 0).to(at::kDouble), T(a, 1).to(at::kDouble)).to(at::kInt);
+         return acc.to(at::kFloat) * T(a, 2) * T(a, 3);
+       }},
       {"layer_norm", [](const Args& a) {
          return at::layer_norm(T(a, 0), {T(a, 0).size(-1)}, T(a, 1), T(a, 2), D(a, 3));
        }},
@@ -54,6 +60,8 @@ const std::map<std::string, Baseline>& baselines() {
       {"logsumexp", [](const Args& a) { return at::logsumexp(T(a, 0), {I(a, 1)}); }},
       {"matmul", [](const Args& a) { return at::mm(T(a, 0), T(a, 1)); }},
       {"mean", [](const Args& a) { return T(a, 0).mean({I(a, 1)}); }},
+      {"quantize_per_tensor",
+       [](const Args& a) { return at::quantize_per_tensor(T(a, 0), D(a, 1), I(a, 2), at::kQInt8).int_repr(); }},
       {"relu", [](const Args& a) { return at::relu(T(a, 0)); }},
       {"rms_norm", [](const Args& a) {
          // What torch.nn.functional.rms_norm computes, written with ATen ops present in every LibTorch.

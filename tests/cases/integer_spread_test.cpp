@@ -255,3 +255,25 @@ TEST(IntegerSpread, SizeOfAttributesFollowTheirDimAndAlsoRotatesTheKeys) {
 
 }  // namespace
 }  // namespace gauntlet
+
+namespace gauntlet {
+namespace {
+
+// The accumulation gate's arithmetic integers at the ends of their range: only low and high - 1, each
+// about half the time (int8_matmul's -128 and 127, whose products overflow a 16-bit partial sum).
+TEST(IntegerSpread, ExtremesAreTheRangesEndsAboutEquallyOften) {
+  EXPECT_EQ(spread_from_name("extremes"), Spread::Extremes);
+  EXPECT_STREQ(spread_name(Spread::Extremes), "extremes");
+  const std::vector<int64_t> v = draw_keys(4096, -128, 128, Spread::Extremes, 0, false, 5, 1);
+  int64_t low = 0;
+  for (int64_t x : v) {
+    ASSERT_TRUE(x == -128 || x == 127) << x;
+    low += x == -128;
+  }
+  EXPECT_GT(low, 1800);
+  EXPECT_LT(low, 2300);
+  EXPECT_EQ(v, draw_keys(4096, -128, 128, Spread::Extremes, 0, false, 5, 1));
+}
+
+}  // namespace
+}  // namespace gauntlet

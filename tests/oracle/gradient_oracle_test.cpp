@@ -129,6 +129,8 @@ TEST(GradientOracle, RefusalsComeBackAsErrors) {
 // sigmoid, clamp), which leave the autograd graph and get central finite differences.
 TEST(GradientOracle, EveryOracleIsDifferentiableOnASmallCase) {
   for (const std::string& op : oracle_ids()) {
+    // Integer ops: the gradients gate skips them (an int8 output, int8 operands), no reference owed.
+    if (op == "quantize_per_tensor" || op == "int8_matmul") continue;
     std::vector<SchemaIssue> issues;
     auto schema = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/" + op + ".json", &issues);
     ASSERT_TRUE(schema) << op;

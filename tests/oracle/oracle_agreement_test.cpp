@@ -122,6 +122,21 @@ std::map<std::string, Case> cases() {
     c[std::string("group_by_sum/") + name] = {{k, values}, {int_arg(groups)}, {{"num_groups", groups}}};
     c[std::string("scatter_add/") + name] = {{values, k}, {int_arg(groups)}, {{"size", groups}}};
   }
+  // quantize_per_tensor: float32 x with each infinity alone and in whole rows (they saturate); NaN has
+  // no quantized value (the oracle refuses it, the schema's nan_inf.inputs leaves it out).
+  const at::Tensor finite_rows = at::where(at::isnan(rows), at::zeros_like(rows), rows).to(at::kFloat);
+  for (double scale : {0.5, 0.037})
+    c["quantize_per_tensor/" + std::to_string(scale)] = {
+        {at::where(at::isfinite(finite_rows), finite_rows.clamp(-1e30, 1e30), finite_rows).contiguous()},
+        {double_arg(scale), int_arg(3)}, {{"scale", scale}, {"zero_point", int64_t(3)}}};
+  // int8_matmul: int8 data (zeros among them) against scales holding NaN, each infinity and zero.
+  {
+    const at::Tensor a = (at::arange(24, at::kLong).remainder(9) - 4).reshape({3, 8}).to(at::kChar);
+    const at::Tensor b = (at::arange(40, at::kLong).remainder(5) - 2).reshape({8, 5}).to(at::kChar);
+    const at::Tensor sb = at::tensor(std::vector<float>{0.5f, float(kNaN), float(kInf), float(-kInf), 0.0f});
+    for (float sa : {0.25f, float(kNaN), float(kInf), float(-kInf)})
+      c["int8_matmul/" + std::to_string(sa)] = {{a, b, at::tensor(std::vector<float>{sa}), sb}, {}, {}};
+  }
   // cross_entropy's mean would hide a row's NaN behind another's: each row alone, with a target on
   // its first (often special) class and on a plain one.
   for (int64_t i = 0; i < rows.size(0); ++i)

@@ -24,10 +24,43 @@ OracleResult quantize(const at::Tensor& x, double scale, int64_t zero_point) {
   return run_oracle("quantize_per_tensor", {x}, {{"scale", scale}, {"zero_point", zero_point}});
 }
 
-TEST(QuantizedOracles, AreRunnableButNotYetNamedBySchemas) {
+// Both have their schemas, controls and library baselines (issue 20): listed.
+TEST(QuantizedOracles, AreListedWithTheirSchemas) {
   const std::vector<std::string> ids = oracle_ids();
-  for (const char* op : {"quantize_per_tensor", "int8_matmul"})
-    EXPECT_EQ(std::count(ids.begin(), ids.end(), op), 0) << op << " is listed before it has a schema and control";
+  for (const char* op : {"quantize_per_tensor", "int8_matmul"}) EXPECT_EQ(std::count(ids.begin(), ids.end(), op), 1) << op;
+}
+
+// The other admissible level (scales[0], the quantize-rounding tolerance's): 0 away from the
+// rounding boundaries and wherever the float32 product, the float32 quotient and the exact quotient
+// agree, which includes every exact tie of a power-of-two scale; +-1 where one of them rounds the
+// other way. 0.1f: 1/0.1f rounds to 10 in float32, so x = 0.35f (0.349999994) gives the product 3.5
+// -> 4 (half to even) while the exact quotient 3.49999994 rounds to 3; x = float(4.5 * 0.1f)
+// (0.450000018): product 4.5 -> 4, exact quotient 4.50000011 -> 5. Both levels are admissible.
+TEST(QuantizedOracles, QuantizeNamesTheOtherAdmissibleLevelNearABoundary) {
+  const OracleResult pow2 = quantize(F32({0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 3.49f, 200.0f, kInfF}), 1.0, 0);
+  ASSERT_TRUE(pow2.ok()) << pow2.error;
+  ASSERT_EQ(pow2.scales.size(), 1u);
+  ASSERT_TRUE(pow2.scales[0].defined());
+  EXPECT_EQ(at::count_nonzero(pow2.scales[0]).item<int64_t>(), 0) << pow2.scales[0];
+  const float s = 0.1f;
+  const float x45 = static_cast<float>(4.5 * double(s));
+  ASSERT_EQ(0.35f * (1.0f / s), 3.5f) << "the float32 product is an exact tie";
+  ASSERT_EQ(x45 * (1.0f / s), 4.5f) << "here too";
+  ASSERT_LT(double(0.35f) / double(s), 3.5) << "the exact quotient lies below it";
+  ASSERT_GT(double(x45) / double(s), 4.5) << "and here above it";
+  const OracleResult near = quantize(F32({0.35f, -0.35f, x45, 0.3f}), double(s), 0);
+  ASSERT_TRUE(near.ok()) << near.error;
+  EXPECT_EQ(I(near.outputs[0]), (std::vector<int64_t>{4, -4, 4, 3}));
+  const at::Tensor other = near.scales[0];
+  EXPECT_EQ(other[0].item<double>(), -1.0);
+  EXPECT_EQ(other[1].item<double>(), 1.0);
+  EXPECT_EQ(other[2].item<double>(), 1.0);
+  EXPECT_EQ(other[3].item<double>(), 0.0);
+  // Saturated levels have no other: both roundings give the limit.
+  const OracleResult sat = quantize(F32({12.75f, -12.85f}), double(s), 0);
+  ASSERT_TRUE(sat.ok());
+  EXPECT_EQ(I(sat.outputs[0]), (std::vector<int64_t>{127, -128}));
+  EXPECT_EQ(at::count_nonzero(sat.scales[0]).item<int64_t>(), 0);
 }
 
 // Ties go to the even neighbour, not away from zero (the planted quantizer's error), the zero point

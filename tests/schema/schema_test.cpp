@@ -27,7 +27,7 @@ const std::vector<std::string> kRequired = {
     "amax",      "logsumexp", "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul",
     "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
     // The next ops (SPEC), as their schemas arrive.
-    "segment_sum", "filter", "sort", "topk", "group_by_sum", "scatter_add"};
+    "segment_sum", "filter", "sort", "topk", "group_by_sum", "scatter_add", "quantize_per_tensor", "int8_matmul"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 
@@ -200,7 +200,7 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 27u) << render(issues);
+  ASSERT_EQ(by.size(), 29u) << render(issues);
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");
@@ -717,6 +717,60 @@ TEST(Schema, FutureOpFieldsParseAndLint) {
   ASSERT_TRUE(seg);
   EXPECT_EQ(seg->inputs[1].values.total, "N");
   EXPECT_TRUE(issues.empty()) << render(issues);
+}
+
+// The quantized ops (issue 20): SPEC's argument orders; quantize's x laid on its quantizer's grid
+// (kind quantizable naming the scale and zero point attributes), NaN left out of the special inputs,
+// the quantize-rounding tolerance; int8_matmul verified in its scales' float32, K capped for int32.
+TEST(Schema, QuantizedOpsMatchTheSpecAndLintTheirNewFields) {
+  std::vector<SchemaIssue> issues;
+  auto q = load_schema_file(source_schemas() + "/quantize_per_tensor.json", &issues);
+  ASSERT_TRUE(q) << render(issues);
+  ASSERT_EQ(q->inputs.size(), 1u);
+  EXPECT_EQ(q->inputs[0].values.kind, "quantizable");
+  EXPECT_EQ(q->inputs[0].values.scale, "scale");
+  EXPECT_EQ(q->inputs[0].values.zero_point, "zero_point");
+  ASSERT_EQ(q->attributes.size(), 2u);
+  EXPECT_EQ(q->attributes[0].name, "scale");
+  EXPECT_EQ(q->attributes[0].type, "double");
+  EXPECT_EQ(q->attributes[1].name, "zero_point");
+  EXPECT_EQ(q->attributes[1].type, "int64");
+  EXPECT_EQ(q->outputs[0].dtype, "int8");
+  EXPECT_EQ(q->tolerance.at(DType::Float32).mode, "quantize-rounding");
+  EXPECT_EQ(q->nan_inf_inputs, (std::vector<std::string>{"+inf", "-inf"}));
+  // Every scale is a float32 whose reciprocal is finite in float32 (the oracle's domain).
+  for (const AttrValue& v : q->attributes[0].values) {
+    const double d = std::get<double>(v);
+    EXPECT_EQ(double(float(d)), d);
+    EXPECT_TRUE(std::isfinite(1.0f / float(d))) << d;
+  }
+  auto m = load_schema_file(source_schemas() + "/int8_matmul.json", &issues);
+  ASSERT_TRUE(m) << render(issues);
+  std::vector<std::string> ins;
+  for (const auto& i : m->inputs) ins.push_back(i.name);
+  EXPECT_EQ(ins, (std::vector<std::string>{"a", "b", "a_scale", "b_scale"}));
+  EXPECT_EQ(m->case_dtypes(), std::vector<DType>{DType::Float32});
+  EXPECT_LE(m->dims.at("K").max * 128 * 128, int64_t(1) << 30) << "int32 never overflows";
+  // Planted lint failures: a quantizable input without a scale, a scale naming an int64 attribute,
+  // a zero point naming a double one, an unknown special input, special inputs left out silently.
+  const json base = read_json(source_schemas() + "/quantize_per_tensor.json");
+  auto lint_of = [&](const std::function<void(json&)>& edit) {
+    json j = base;
+    edit(j);
+    static TempDir dir;
+    return render(lint_schema_file(dir.write("quantize_per_tensor.json", j.dump()), {}));
+  };
+  EXPECT_EQ(lint_of([](json&) {}), "");
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["values"].erase("scale"); }).find("needs \"scale\""), std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["values"]["scale"] = "zero_point"; }).find("no double attribute"),
+            std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["values"]["zero_point"] = "scale"; }).find("no int64 attribute"),
+            std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["dtypes"] = {"int8"}; }).find("does not fit dtype int8"), std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["nan_inf"]["inputs"] = {"nan", "inf"}; }).find("unknown special value"), std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["nan_inf"].erase("notes"); }).find("need notes"), std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["values"] = {{"kind", "real"}, {"scale", "scale"}}; }).find("applies to kind quantizable"),
+            std::string::npos);
 }
 
 // values.structure (a matrix problem's triangular, symmetric or diagonal inputs): read, and linted

@@ -79,6 +79,10 @@ struct TensorRecipe {
   // come from a pool of max(1, n/4) draws of `distribution` (tied_values in case.cpp).
   std::string ties;
   std::string structure;      // value domain's structure over the last two dims (schema.h), "" none
+  // Value domain "quantizable": the quantizer's scale (> 0; 0 = none) and zero point; `low`/`high`
+  // hold the quantized range. The distribution's values are laid on that grid (quantizer_grid_value).
+  double grid_scale = 0;
+  int64_t grid_zero_point = 0;
   // Memory layout of the view handed to the kernel; the logical values are the same as the
   // contiguous tensor's (except "expanded", whose values are generated with the first dim of size
   // 1 and then broadcast with stride 0): contiguous, transposed (last two dims), strided (every
@@ -105,6 +109,14 @@ struct Case {
   // which outcome is right.
   std::string outside_contract;
 };
+
+// Element i of a "quantizable" recipe: the distribution's value `v` laid on the quantizer's grid.
+// Half the elements are v times a quarter of the quantized range, in units of the scale; the rest
+// are the hazards of a quantizer: values at an exact rounding boundary (k + 0.5) * scale rounded to
+// the dtype, one ulp above and below such a boundary, values past either saturation limit, and
+// huge finite values (whose product with 1/scale may overflow). The KernelBench-style check's
+// U[0,1) (Distribution::Uniform01) is only scaled: plain random data, as a problem's get_inputs().
+double quantizer_grid_value(const TensorRecipe& r, uint64_t i, double v);
 
 // Builds the tensor a recipe describes (on the CPU, of the recipe's dtype, in its layout). Every
 // value is first rounded to the dtype exactly (numerics::round_to), so conversion is exact.

@@ -15,6 +15,9 @@ enum class Spread {
   AllEqual,     // keys: one key everywhere; offsets: one segment holds everything, the rest are empty
   AllDistinct,  // keys: no key twice while there are enough keys; offsets: lengths as equal as they can be
   SortedRuns,   // keys: ascending runs of equal keys; offsets: as uniform
+  Extremes,     // arithmetic integers at the two ends of [low, high), each end with probability 1/2
+                // (the accumulation gate's int8 operands: -128 and 127, products of +-16256..16384);
+                // offsets: as uniform
 };
 
 const char* spread_name(Spread s);

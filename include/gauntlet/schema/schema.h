@@ -55,7 +55,8 @@ struct DimDomain {
 
 // Value domain of an input tensor.
 struct ValueDomain {
-  // "real" | "positive" | "nonnegative" | "index" | "integer" | "bool" | "key" | "offsets"
+  // "real" | "positive" | "nonnegative" | "index" | "integer" | "bool" | "key" | "offsets" |
+  // "quantizable" (real values laid on the grid of a quantizer's scale and zero point)
   std::string kind = "real";
   std::string below;          // index/integer/key: values in [low, below), an Expr
   std::string low = "0";      // index/integer/key: lower bound Expr
@@ -76,6 +77,10 @@ struct ValueDomain {
   // with one of these spreads ("uniform", "zipf" (needs alpha), "all_equal", "sorted_runs",
   // "reverse_runs"), chosen by the case's seed: many equal values (a sort's stability, ties).
   std::vector<std::string> ties;
+  // kind == "quantizable": the double attribute holding the quantizer's scale and the int64 one
+  // holding its zero point ("" none); `low`/`below` are the quantized range ([-128, 128) for int8).
+  std::string scale;
+  std::string zero_point;
 };
 
 // The spreads a real value domain's "ties" may list (integer_spread.h's, and "reverse_runs").
@@ -195,6 +200,9 @@ struct OpSchema {
   std::map<DType, Tolerance> tolerance;
   std::string nan_inf = "propagate";      // "propagate" | "ignore" | "custom" (see notes)
   std::string nan_inf_notes;
+  // The special values the special-values gate places in the inputs ("nan", "+inf", "-inf"); empty
+  // means all three. An op whose contract has no answer for one (a quantizer and NaN) leaves it out.
+  std::vector<std::string> nan_inf_inputs;
   std::string determinism = "bitwise";    // "bitwise" | "tolerance" | "equivalence"
   std::string determinism_notes;          // required unless bitwise
   std::optional<ReductionInfo> reduction;
