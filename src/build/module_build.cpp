@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -23,6 +24,17 @@ namespace {
 
 constexpr const char* kRecord = "gauntlet-build.json";         // success: what gate children load
 constexpr const char* kFailure = "gauntlet-build-failed.json";  // a compile error, cached like one
+
+// gcc's and the kernel's words for a compiler that could not get memory: the build child's limit,
+// not a compile error.
+bool compiler_ran_out_of_memory(const std::string& log) {
+  std::string lower = log;
+  for (char& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* sign : {"virtual memory exhausted", "cannot allocate memory", "out of memory allocating",
+                           "internal compiler error: killed", "killed signal terminated program"})
+    if (lower.find(sign) != std::string::npos) return true;
+  return false;
+}
 
 std::string getenv_or(const char* name, const std::string& fallback) {
   const char* v = getenv(name);
@@ -349,6 +361,13 @@ struct ModuleBuild {
       return b;
     }
     if (o.kind == Outcome::Kind::LoadFailed && o.message.rfind("build failed", 0) == 0) {
+      // The compiler out of memory under gauntlet's own limit (--memory-limit bounds the build
+      // child's address space) says nothing about the module: never cached, never the kernel's.
+      if (compiler_ran_out_of_memory(o.message)) {
+        std::filesystem::remove_all(dir, ec);
+        return harness("the compiler ran out of memory under the build child's limit (raise --memory-limit): " +
+                       o.message.substr(0, o.message.find('\n')));
+      }
       const size_t nl = o.message.find('\n');
       b.ok = false;
       b.error = o.message.substr(0, nl);

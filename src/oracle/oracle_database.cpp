@@ -105,7 +105,6 @@ OracleResult topk(const Inputs& in, const AttrMap& attrs) {
   const int64_t k = attr_int(attrs, "k"), rows = x.size(0), n = x.size(1);
   if (k < 0 || k > n) fail("k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
   const std::vector<double> all = doubles(x);
-  std::vector<double> values;
   std::vector<int64_t> indices;
   for (int64_t b = 0; b < rows; ++b) {
     std::vector<int64_t> order(static_cast<size_t>(n));
@@ -114,10 +113,13 @@ OracleResult topk(const Inputs& in, const AttrMap& attrs) {
     // of the orders the schema's tie freedom allows.
     const double* row = all.data() + b * n;
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t c) { return before(row[c], row[a]); });
-    for (int64_t j = 0; j < k; ++j) values.push_back(row[order[size_t(j)]]), indices.push_back(order[size_t(j)]);
+    for (int64_t j = 0; j < k; ++j) indices.push_back(order[size_t(j)]);
   }
-  OracleResult r = make_result(tensor_of(values, {rows, k}));
-  r.outputs.push_back(tensor_of(indices, {rows, k}));
+  // The values gathered from x (not rebuilt from doubles), so they stay in the autograd graph: the
+  // gradients gate's reference sends each output gradient back to the element it came from.
+  const at::Tensor index = tensor_of(indices, {rows, k});
+  OracleResult r = make_result(x.gather(1, index));
+  r.outputs.push_back(index);
   r.scales.push_back(at::Tensor());
   return r;
 }

@@ -256,3 +256,33 @@ TEST(ModuleBuilds, CudaUnitsGetTheLightTorchHeadersAndFallBackToTorchsOwn) {
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("\nok\n"), std::string::npos) << out;
 }
+
+// A compiler that runs out of memory under gauntlet's own limit (--memory-limit bounds the build
+// child's address space; 1G is too little for gcc on torch/extension.h here) is gauntlet's
+// harness-error, never the module's build-error, and is not cached: the same module under a larger
+// limit builds and passes.
+TEST(ModuleBuilds, ACompilerOutOfMemoryIsAHarnessErrorAndIsNotCached) {
+  REQUIRE_PYTHON_TORCH();
+  const std::string dir = temp_dir();
+  const std::string builds = fresh_builds(dir);
+  setenv("GAUNTLET_PCH_ROOT", (dir + "/no-pch").c_str(), 1);  // no shared header: the compiler's full size
+  const std::string corpus = copy_corpus(dir);
+  Verified tight = verify_report({corpus + "/relu_ext.json", "--gates", "contract", "--memory-limit", "1G"});
+  const std::string text = tight.report.dump();
+  if (text.find("ran out of memory") == std::string::npos && text.find("virtual memory exhausted") == std::string::npos) {
+    unsetenv("GAUNTLET_MODULE_BUILDS");
+    GTEST_SKIP() << "the compiler fit in 1G on this machine, so no out-of-memory build to judge: " << text.substr(0, 400);
+  }
+  const std::map<std::string, std::string> outcomes = gate_outcomes(tight.report);
+  ASSERT_EQ(outcomes.count("contract"), 1u) << text;
+  EXPECT_EQ(outcomes.at("contract"), "harness-error/harness-error") << text;
+  int failed_records = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(builds))
+    failed_records += e.path().filename() == "gauntlet-build-failed.json";
+  EXPECT_EQ(failed_records, 0) << "an out-of-memory build was cached as the module's failure";
+  Verified roomy = verify_report({corpus + "/relu_ext.json", "--gates", "contract", "--memory-limit", "4G"});
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.log;
+  EXPECT_EQ(gate_outcomes(roomy.report).at("contract").substr(0, 4), "pass") << roomy.report.dump(1);
+  setenv("GAUNTLET_PCH_ROOT", kSharedPchRoot, 1);
+  unsetenv("GAUNTLET_MODULE_BUILDS");
+}

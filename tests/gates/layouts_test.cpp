@@ -36,6 +36,9 @@ TEST(LayoutsCases, EffectiveLayoutsAreNonContiguousViewsOfTheSameValues) {
   std::set<std::string> seen;
   for (const std::string& op : oracle_ids()) {
     OpSchema s = load_test_schema(op);
+    // Untied values: a tied draw may hold one value everywhere (topk's all_equal spread), and an
+    // expanded copy of it could not be told from it.
+    for (InputSpec& in : s.inputs) in.values.ties.clear();
     KernelManifest m;
     CaseSpace space(s, m);
     Case c;
