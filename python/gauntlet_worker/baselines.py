@@ -51,6 +51,18 @@ def _library_baselines():
         keys, order = state.torch.sort(a[0], stable=True)
         return keys, a[1][order]
 
+    def hash_join(a):
+        # Every (i, j) with left[i] == right[j], by (i, j): right sorted stably (equal keys keep
+        # ascending j), each left key's matches found by searchsorted, expanded by repeat_interleave.
+        left = a[0].contiguous()
+        keys, order = state.torch.sort(a[1].contiguous(), stable=True)
+        lo = state.torch.searchsorted(keys, left)
+        count = state.torch.searchsorted(keys, left, right=True) - lo
+        i = state.torch.repeat_interleave(count)
+        first = state.torch.cumsum(count, 0) - count
+        pos = state.torch.arange(i.numel(), dtype=i.dtype, device=i.device) - first[i] + lo[i]
+        return state.torch.stack((i, order[pos]), 1)
+
     def int8_matmul(a):
         # (a.int() @ b.int()).float() * a_scale * b_scale; the integer product through float64
         # (exact: |sum| < 2^31 < 2^53), as CUDA's mm has no int32 kernel.
@@ -68,6 +80,7 @@ def _library_baselines():
         "embedding": lambda a: state.torch.embedding(a[0], a[1]),
         "filter": lambda a: a[0][a[0] > a[1]],
         "gelu": lambda a: F.gelu(a[0]),
+        "hash_join": hash_join,
         "int8_matmul": int8_matmul,
         "layer_norm": lambda a: F.layer_norm(a[0], (a[0].size(-1),), a[1], a[2], a[3]),
         "linear_relu": lambda a: state.torch.relu(F.linear(a[0], a[1], a[2])),
@@ -88,6 +101,7 @@ def _library_baselines():
         "softmax": lambda a: state.torch.softmax(a[0], a[1]),
         "sum": lambda a: a[0].sum([a[1]]),
         "topk": lambda a: tuple(state.torch.topk(a[0], a[1], dim=-1)),
+        "unique": lambda a: tuple(state.torch.unique(a[0], sorted=True, return_counts=True)),
     }
 
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -13,7 +14,7 @@ namespace gauntlet {
 namespace {
 
 // Sub-streams of one recipe's stream, so the draws of different steps never share counters.
-constexpr uint64_t kStepStream = 0x6100, kMapStream = 0x6200, kCutStream = 0x6300, kRankStream = 0x6400;
+constexpr uint64_t kStepStream = 0x6100, kMapStream = 0x6200, kCutStream = 0x6300, kRankStream = 0x6400, kLimitStream = 0x6500;
 
 // exp(x) with +,-,*,/ and ldexp only (each correctly rounded, in a fixed order), so a Zipf table
 // and the keys drawn from it are the same bits on every machine, as rng::portable_log is.
@@ -97,6 +98,7 @@ const char* spread_name(Spread s) {
     case Spread::AllDistinct: return "all_distinct";
     case Spread::SortedRuns: return "sorted_runs";
     case Spread::Extremes: return "extremes";
+    case Spread::Int64Limits: return "int64_limits";
   }
   return "uniform";
 }
@@ -108,6 +110,7 @@ std::optional<Spread> spread_from_name(const std::string& name) {
   if (name == "all_distinct") return Spread::AllDistinct;
   if (name == "sorted_runs") return Spread::SortedRuns;
   if (name == "extremes") return Spread::Extremes;
+  if (name == "int64_limits") return Spread::Int64Limits;
   return std::nullopt;
 }
 
@@ -138,6 +141,15 @@ std::vector<int64_t> draw_keys(int64_t n, int64_t low, int64_t high, Spread spre
     case Spread::Extremes:
       for (int64_t i = 0; i < n; ++i) keys[size_t(i)] = rng::below(seed, stream, uint64_t(i), 2) ? high - 1 : low;
       break;
+    case Spread::Int64Limits: {
+      constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+      const int64_t limits[4] = {kMin, kMin + 1, kMax - 1, kMax};
+      for (int64_t i = 0; i < n; ++i)
+        keys[size_t(i)] = rng::below(seed, stream + kLimitStream, uint64_t(i), 4) == 0
+                              ? limits[rng::below(seed, stream + kLimitStream, uint64_t(i) + uint64_t(n), 4)]
+                              : low + int64_t(rng::below(seed, stream, uint64_t(i), span));
+      break;
+    }
     case Spread::SortedRuns: {
       // Runs of 1 to 2*mean equal keys, ascending with random gaps, the mean run long enough that
       // the keys would fill about half the range.
@@ -166,6 +178,7 @@ std::vector<int64_t> draw_offsets(int64_t count, int64_t total, Spread spread, d
     case Spread::Uniform:
     case Spread::SortedRuns:
     case Spread::Extremes:
+    case Spread::Int64Limits:
       for (int64_t s = 0; s < segments; ++s) weights[size_t(s)] = rng::uniform01(seed, stream + kCutStream, uint64_t(s));
       break;
     case Spread::Zipf: {

@@ -146,6 +146,8 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"scatter_add", o::scatter_add},
       {"quantize_per_tensor", o::quantize_per_tensor},
       {"int8_matmul", o::int8_matmul},
+      {"unique", o::unique},
+      {"hash_join", o::hash_join},
   };
   return table;
 }
@@ -156,10 +158,7 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
 // An oracle moves to oracle_table() with its schema.
 const std::map<std::string, oracle_impl::OracleFn>& pending_oracle_table() {
   namespace o = oracle_impl;
-  static const std::map<std::string, o::OracleFn> table = {
-      {"unique", o::unique},
-      {"hash_join", o::hash_join},
-  };
+  static const std::map<std::string, o::OracleFn> table = {};
   return table;
 }
 

@@ -13,7 +13,8 @@ namespace {
 
 const std::set<std::string> kValueKinds = {"real", "positive", "nonnegative", "index", "integer", "bool", "key", "offsets",
                                            "quantizable"};
-const std::set<std::string> kDistributions = {"uniform", "zipf", "all_equal", "all_distinct", "sorted_runs"};
+const std::set<std::string> kDistributions = {"uniform", "zipf", "all_equal", "all_distinct", "sorted_runs",
+                                             "int64_limits"};
 
 }  // namespace
 
@@ -59,6 +60,13 @@ void Linter::check_values(const ValueDomain& v, const std::string& p, const std:
   } else if (zipf) {
     issue(at(p, "alpha"), "distribution zipf needs \"alpha\" (its exponent)");
   }
+  // int64_limits puts keys at the ends of int64, outside [low, below): only a key domain of int64
+  // can hold them (offsets must stay monotone in [0, total]).
+  const bool limits = v.distribution == "int64_limits" || std::count(v.also.begin(), v.also.end(), "int64_limits");
+  if (limits && v.kind != "key") issue(at(p, "distribution"), "int64_limits applies to kind key only");
+  if (limits && dtypes)
+    for (DType d : *dtypes)
+      if (d != DType::Int64) issue(at(p, "distribution"), std::string("int64_limits needs dtype int64, not ") + dtype_name(d));
   if (v.sorted && v.kind != "key" && v.kind != "index")
     issue(at(p, "sorted"), "\"sorted\" applies to kinds key and index");
   if (v.kind == "offsets") {

@@ -87,6 +87,20 @@ const std::map<std::string, Baseline>& baselines() {
          const at::Tensor& x = T(a, 0);
          return at::zeros({I(a, 2)}, x.options()).index_add_(0, T(a, 1), x);
        }},
+      {"hash_join", [](const Args& a) {
+         // Every (i, j) with left[i] == right[j], by (i, j): right sorted stably (equal keys keep
+         // ascending j), each left key's run of matches found by searchsorted on both sides, the
+         // pairs expanded by repeat_interleave (one host sync for P, as any join must).
+         const at::Tensor left = T(a, 0).contiguous();
+         const auto sorted = at::sort(T(a, 1).contiguous(), true, 0, false);
+         const at::Tensor& keys = std::get<0>(sorted);
+         const at::Tensor lo = at::searchsorted(keys, left, false, false);
+         const at::Tensor count = at::searchsorted(keys, left, false, true) - lo;
+         const at::Tensor i = at::repeat_interleave(count);
+         const at::Tensor first = at::cumsum(count, 0) - count;  // each left row's first pair
+         const at::Tensor pos = at::arange(i.numel(), i.options()) - first.index_select(0, i) + lo.index_select(0, i);
+         return at::stack({i, std::get<1>(sorted).index_select(0, pos)}, 1);
+       }},
       {"sigmoid", [](const Args& a) { return at::sigmoid(T(a, 0)); }},
       {"softmax", [](const Args& a) { return at::softmax(T(a, 0), I(a, 1)); }},
       {"sum", [](const Args& a) { return T(a, 0).sum({I(a, 1)}); }},
@@ -105,6 +119,11 @@ const std::map<std::string, std::function<std::vector<at::Tensor>(const Args&)>>
       {"topk", [](const Args& a) {
          const auto top = at::topk(T(a, 0), I(a, 1), -1);
          return std::vector<at::Tensor>{std::get<0>(top), std::get<1>(top)};
+       }},
+      {"unique", [](const Args& a) {
+         // torch.unique(x, sorted=True, return_counts=True): (values, counts).
+         const auto u = at::_unique2(T(a, 0), true, false, true);
+         return std::vector<at::Tensor>{std::get<0>(u), std::get<2>(u)};
        }},
   };
   return table;

@@ -137,6 +137,18 @@ std::map<std::string, Case> cases() {
     for (float sa : {0.25f, float(kNaN), float(kInf), float(-kInf)})
       c["int8_matmul/" + std::to_string(sa)] = {{a, b, at::tensor(std::vector<float>{sa}), sb}, {}, {}};
   }
+  // unique and hash_join: int64 keys have no NaN or infinity; their special values are the ends of
+  // int64 (repeated, beside 0 and -1), and an empty input (no values, no pairs).
+  {
+    constexpr int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+    const at::Tensor ends = at::tensor(std::vector<int64_t>{hi, lo, 0, lo + 1, -1, hi, lo, hi - 1, 0, hi}, at::kLong);
+    const at::Tensor other = at::tensor(std::vector<int64_t>{lo, 7, hi, hi - 1, lo, 0}, at::kLong);
+    const at::Tensor none = at::empty({0}, at::kLong);
+    c["unique/ends"] = {{ends}, {}, {}};
+    c["unique/empty"] = {{none}, {}, {}};
+    c["hash_join/ends"] = {{ends, other}, {}, {}};
+    c["hash_join/empty"] = {{ends, none}, {}, {}};
+  }
   // cross_entropy's mean would hide a row's NaN behind another's: each row alone, with a target on
   // its first (often special) class and on a plain one.
   for (int64_t i = 0; i < rows.size(0); ++i)

@@ -27,7 +27,8 @@ const std::vector<std::string> kRequired = {
     "amax",      "logsumexp", "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul",
     "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
     // The next ops (SPEC), as their schemas arrive.
-    "segment_sum", "filter", "sort", "topk", "group_by_sum", "scatter_add", "quantize_per_tensor", "int8_matmul"};
+    "segment_sum", "filter", "sort", "topk", "group_by_sum", "scatter_add", "quantize_per_tensor", "int8_matmul",
+    "unique", "hash_join"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 
@@ -200,7 +201,7 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 29u) << render(issues);
+  ASSERT_EQ(by.size(), 31u) << render(issues);
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");

@@ -18,6 +18,10 @@ enum class Spread {
   Extremes,     // arithmetic integers at the two ends of [low, high), each end with probability 1/2
                 // (the accumulation gate's int8 operands: -128 and 127, products of +-16256..16384);
                 // offsets: as uniform
+  Int64Limits,  // keys: uniform in [low, high) but about one in four at the ends of int64 (INT64_MIN,
+                // INT64_MIN + 1, INT64_MAX - 1, INT64_MAX), outside the range on purpose: the values a
+                // kernel takes for "empty slot" or "past the end" sentinels, or whose sign a radix
+                // sort's bit flip must get right (`key` domains only; lint); offsets: as uniform
 };
 
 const char* spread_name(Spread s);

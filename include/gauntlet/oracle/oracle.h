@@ -40,8 +40,8 @@ int heavy_oracle_peak();
 int heavy_oracle_threads();
 void set_heavy_oracle_threads(int threads);
 
-// Every oracle id a schema may name, sorted. run_oracle also knows the other database-style ops'
-// oracles (filter, sort, unique, topk, hash_join), which no schema uses yet (issue 20).
+// Every oracle id a schema may name, sorted. run_oracle also runs the oracles of the pending table
+// (src/oracle/oracle.cpp), ops with no schema yet; issue 20 has left it empty.
 std::vector<std::string> oracle_ids();
 
 }  // namespace gauntlet
