@@ -5,6 +5,7 @@
 #include "gauntlet/cases/case_cost.h"
 #include "gauntlet/cases/contract_scope.h"
 #include "gauntlet/cases/gate.h"
+#include "gauntlet/cases/integer_spread.h"
 #include "gauntlet/cases/judge.h"
 #include "gauntlet/oracle/module_oracle.h"
 #include "gauntlet/cases/property.h"
@@ -28,6 +29,28 @@ using shapes_gate::spot_for;
 using shapes_gate::tied;
 using shapes_gate::used_dims;
 using shapes_gate::within_budget;
+
+// Copies of `c` whose key inputs take each spread of their domain's [distribution, also...] that
+// the case did not draw (one input at a time, the others as drawn); none for a case without keys
+// that rotate, or an empty case.
+std::vector<Case> every_other_spread(const OpSchema& schema, const Case& c) {
+  std::vector<Case> out;
+  for (size_t i = 0; i < c.tensors.size() && i < schema.inputs.size(); ++i) {
+    const ValueDomain& v = schema.inputs[i].values;
+    if (v.kind != "key" || v.also.empty() || c.tensors[i].name != schema.inputs[i].name) continue;
+    std::vector<std::string> spreads = {v.distribution};
+    spreads.insert(spreads.end(), v.also.begin(), v.also.end());
+    for (const std::string& name : spreads) {
+      const auto spread = spread_from_name(name);
+      if (!spread || *spread == c.tensors[i].spread) continue;
+      Case other = c;
+      other.tensors[i].spread = *spread;
+      other.label += " (" + schema.inputs[i].name + " " + name + ")";
+      out.push_back(other);
+    }
+  }
+  return out;
+}
 
 class ShapesGate : public Gate {
  public:
@@ -225,6 +248,7 @@ class ShapesGate : public Gate {
         if (make_case(ctx.space, probe, &c, &why) && used_dims(ctx.space, probe, c).count(d)) alts.push_back(a);
       }
       if (alts.empty()) continue;
+      Case top;  // the largest case of this dim's sweep that ran
       for (int64_t size : size_candidates(ctx.space, d)) {
         Spot spot = spot_for(ctx, base, alts[k % alts.size()], k);
         set_tied(ctx.space, spot.dims, d, size);
@@ -250,6 +274,19 @@ class ShapesGate : public Gate {
         ++*cases;
         if (v.status == Status::Pass && !vacuous) ++*evidence;
         if (v.status == Status::Fail || v.status == Status::Error) return shrink_sweep(ctx, holder, spot, v);
+        if (v.status == Status::HarnessError) return v;
+        top = c;
+      }
+      // The largest size is where skew bites (a 16-bit counter of one hot key, a bucket's capacity),
+      // and a case's seed picks one of a key domain's spreads: the largest case runs again with
+      // each of the others, so the sweep meets all-equal keys at its largest size whatever the seed.
+      for (Case& c : every_other_spread(ctx.schema, top)) {
+        c.index = uint64_t(*cases);
+        bool vacuous = false;
+        GateVerdict v = check_in_contract(ctx, holder, c, &vacuous);
+        ++*cases;
+        if (v.status == Status::Pass && !vacuous) ++*evidence;
+        if (v.status == Status::Fail || v.status == Status::Error) return v;  // its shape is the largest: no shrink
         if (v.status == Status::HarnessError) return v;
       }
     }

@@ -254,50 +254,6 @@ TEST(IntegerSpread, SizeOfAttributesFollowTheirDimAndAlsoRotatesTheKeys) {
                                     Spread::Uniform}));
 }
 
-// int64_limits: the ends of int64 (each of the four about a sixteenth of the keys), the rest in
-// [low, high); the sentinels a kernel might keep for itself meet real keys.
-TEST(IntegerSpread, Int64LimitsPutAQuarterOfTheKeysAtTheEndsOfInt64) {
-  EXPECT_EQ(spread_from_name("int64_limits"), Spread::Int64Limits);
-  EXPECT_STREQ(spread_name(Spread::Int64Limits), "int64_limits");
-  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
-  const std::vector<int64_t> v = draw_keys(8192, -16, 16, Spread::Int64Limits, 0, false, 3, 0);
-  const auto c = counts(v);
-  int64_t in_range = 0;
-  for (int64_t x : v) in_range += x >= -16 && x < 16;
-  for (int64_t end : {kMin, kMin + 1, kMax - 1, kMax}) {
-    ASSERT_TRUE(c.count(end)) << end;
-    EXPECT_GT(c.at(end), 8192 / 16 - 150) << end;
-    EXPECT_LT(c.at(end), 8192 / 16 + 150) << end;
-  }
-  EXPECT_EQ(in_range + c.at(kMin) + c.at(kMin + 1) + c.at(kMax - 1) + c.at(kMax), 8192);
-  EXPECT_EQ(v, draw_keys(8192, -16, 16, Spread::Int64Limits, 0, false, 3, 0));
-  // Through unique's schema: keys in [-R, R), one case in seven (by its seed) at the ends of int64,
-  // which materialize writes as they are (the span of [-R, R) at R = 2^61 still fits in int64).
-  std::vector<SchemaIssue> issues;
-  auto schema = load_schema_file(std::string(GAUNTLET_SOURCE_DIR) + "/opschemas/unique.json", &issues);
-  ASSERT_TRUE(schema);
-  KernelManifest m;
-  CaseSpace space(*schema, m);
-  std::set<Spread> seen;
-  for (uint64_t seed = 1; seed <= 80; ++seed) {
-    Case c;
-    std::string error;
-    ASSERT_TRUE(space.build({{"N", 4096}, {"R", int64_t(1) << 61}}, 0, {}, DType::Int64, Distribution::Normal, seed, &c, &error))
-        << error;
-    const TensorRecipe& x = c.tensors.at(0);
-    seen.insert(x.spread);
-    const at::Tensor k = materialize(x);
-    if (x.spread == Spread::Int64Limits) {
-      EXPECT_EQ(k.min().item<int64_t>(), kMin);
-      EXPECT_EQ(k.max().item<int64_t>(), kMax);
-    } else {
-      EXPECT_GE(k.min().item<int64_t>(), -(int64_t(1) << 61));
-      EXPECT_LT(k.max().item<int64_t>(), int64_t(1) << 61);
-    }
-  }
-  EXPECT_TRUE(seen.count(Spread::Int64Limits));
-  EXPECT_EQ(seen.size(), 6u) << "zipf, all_equal, all_distinct, sorted_runs, uniform, int64_limits";
-}
 }  // namespace
 }  // namespace gauntlet
 
