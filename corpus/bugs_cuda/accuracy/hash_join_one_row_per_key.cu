@@ -72,7 +72,7 @@ __global__ void probe_kernel(const int64_t* __restrict__ left, int64_t N, const 
     }
 }
 
-// One thread per left row: its pairs (i, j) from its offset, j ascending (the sorted run's order).
+// One thread per left row: its pair (i, j) from its offset (the one row its key kept).
 __global__ void fill_kernel(const int64_t* __restrict__ count, const int64_t* __restrict__ begin,
                             const int64_t* __restrict__ offset, const int64_t* __restrict__ rows, int64_t N,
                             int64_t* __restrict__ out) {
