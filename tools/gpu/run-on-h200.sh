@@ -22,7 +22,8 @@
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
 #   GPU_SPINNER=1     the CUDA controls' audit alone and beside a spinning kernel (spinner.md;
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound)
-#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS)
+#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS,
+#                     GPU_TP_KERNELS: control names, default every CUDA control)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
 #                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume;
 #                     GPU_AUDIT_REPLAY=N: replay the first N failures it left, one per kernel)
@@ -301,7 +302,11 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     stamp "throughput: $config"
     seeds=${GPU_TP_SEEDS:-1 2 3 4}
     [ "$config" = 1x1 ] && seeds=${GPU_TP_BASELINE_SEEDS:-1}
-    tp_batch "$config" "${config%x*}" "${config#*x}" "$seeds" $(ls corpus/controls_cuda/*.json)
+    # GPU_TP_KERNELS: which controls (names in corpus/controls_cuda, default all of them; the
+    # twentieth to twenty-third sessions measured "relu softmax layer_norm sum cumsum matmul").
+    tp_kernels=$(if [ -n "${GPU_TP_KERNELS:-}" ]; then for k in $GPU_TP_KERNELS; do echo "corpus/controls_cuda/$k.json"; done
+                 else ls corpus/controls_cuda/*.json; fi)
+    tp_batch "$config" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
   done
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
