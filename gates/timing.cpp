@@ -257,8 +257,8 @@ void summarize(const SetTiming& st, const CandidateFigures& fig, nlohmann::json*
   // Time-slicing with a slow kernel only adds time: uncertain figures, never a false failure.
   (*evidence)["gpu_shared"] = gpu_shared;
   if (gpu_shared)
-    *summary += ", GPU shared during the timed loop with another kernel's child running past its turn bound "
-                "(--gpu-turn-bound): figures uncertain";
+    *summary += ", GPU shared during the timed loop with a child running past its turn bound (another "
+                "kernel's, past --gpu-turn-bound, or this timed run's own, past ten times it): figures uncertain";
   if (st.timed.baselines.size() > 1) (*evidence)["baselines"] = all;
   if (is_module_schema(ctx.schema))  // cost "0": no floor, no utilization
     (*evidence)["roofline"] = {{"note", "an unmapped module has no cost model (flops, bytes): no physical floor; "

@@ -1,12 +1,17 @@
 // gauntlet corpus, correct CUDA control: scatter_add (SPEC kernel form 1, .cu,
-// torch.utils.cpp_extension style) the way GPU code does it: one thread per term, an atomic float
-// add (a compare-and-swap loop: the hardware atomicAdd flushes subnormals) on a float32 bucket
-// (zeroed float32 scratch of `size` floats), then one rounding per bucket to x's
-// dtype. The order of the atomics is the order threads arrive, so repeated runs may differ in the
-// last bits of a bucket holding several terms; the schema declares that ("determinism":
-// "tolerance") and every run stays within the float32-accumulator bound. The indices are checked
-// on the device (each in [0, size)) and only the one-int verdict comes back to the host. Expected
-// to pass every gate on a CUDA device.
+// torch.utils.cpp_extension style) the way GPU code does it: each block gathers a chunk of terms
+// into a small shared-memory table of its buckets (an atomic float add, as a compare-and-swap loop
+// on the bits: the hardware float atomicAdd flushes subnormals), then adds each bucket's partial
+// once into a float32 bucket in global memory (zeroed float32 scratch of `size` floats, the same
+// compare-and-swap add), then one rounding per bucket to x's dtype. A hot bucket (zipf or all-equal
+// indices) thus costs one global atomic per block, not one per term: the first version added every
+// term into global memory and ran past the 60 s timeout at the timing gate's N = 2^20, all the
+// threads of the GPU retrying their compare-and-swap on one address (measured on the H200). The
+// order of the atomics is the order threads arrive, so repeated runs may differ in the last bits of
+// a bucket holding several terms; the schema declares that ("determinism": "tolerance") and every
+// run stays within the float32-accumulator bound. The indices are checked on the device (each in
+// [0, size)) and only the one-int verdict comes back to the host. Expected to pass every gate on a
+// CUDA device.
 #include <torch/extension.h>
 
 #include <ATen/cuda/CUDAContext.h>
@@ -50,7 +55,8 @@ __device__ __forceinline__ void store_d(at::BFloat16* p, double d) {
 // atomicAdd on a float, as a compare-and-swap loop on its bits with the addition in ordinary IEEE
 // float arithmetic: the hardware float atomicAdd to global memory flushes subnormals to zero
 // (docs/gpu.md, measured on the H200 with bugs_cuda/determinism/sum_atomic_add), which the
-// subnormals gate rightly rejects; this one keeps them and still adds in arrival order.
+// subnormals gate rightly rejects; this one keeps them and still adds in arrival order. Works on
+// shared and global memory alike.
 __device__ __forceinline__ void atomic_add_ieee(float* address, float term) {
   unsigned int* bits = reinterpret_cast<unsigned int*>(address);
   unsigned int seen = *bits, assumed;
@@ -60,11 +66,46 @@ __device__ __forceinline__ void atomic_add_ieee(float* address, float term) {
   } while (seen != assumed);
 }
 
+constexpr int kTermsPerThread = 8;                      // a block's chunk: 2048 terms
+constexpr int kTableSlots = 512;                        // a power of two, twice the threads
+constexpr unsigned long long kEmpty = ~0ull;            // no key: keys are checked to lie in [0, size)
+
+// One chunk of kThreads * kTermsPerThread terms per block and round: each term lands in its
+// bucket's slot of the block's table (open addressing, linear probing; a full table sends the term
+// straight to global memory), then every filled slot goes to global memory once.
 template <typename T>
 __global__ void scatter_float_kernel(const T* __restrict__ x, const int64_t* __restrict__ idx, float* __restrict__ acc,
                                      int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    atomic_add_ieee(acc + idx[i], static_cast<float>(load_d(x + i)));  // float16/bfloat16 widen exactly
+  __shared__ unsigned long long slot_key[kTableSlots];
+  __shared__ float slot_sum[kTableSlots];
+  const int64_t chunk = int64_t(kThreads) * kTermsPerThread;
+  for (int64_t start = int64_t(blockIdx.x) * chunk; start < n; start += int64_t(gridDim.x) * chunk) {
+    for (int s = threadIdx.x; s < kTableSlots; s += blockDim.x) {
+      slot_key[s] = kEmpty;
+      slot_sum[s] = 0.0f;
+    }
+    __syncthreads();
+    for (int r = 0; r < kTermsPerThread; ++r) {
+      const int64_t i = start + int64_t(r) * blockDim.x + threadIdx.x;
+      if (i >= n) break;
+      const unsigned long long key = static_cast<unsigned long long>(idx[i]);
+      const float term = static_cast<float>(load_d(x + i));  // float16/bfloat16 widen exactly
+      unsigned int h = static_cast<unsigned int>((key * 0x9E3779B97F4A7C15ull) >> 40) & (kTableSlots - 1);
+      bool placed = false;
+      for (int probe = 0; probe < kTableSlots && !placed; ++probe, h = (h + 1) & (kTableSlots - 1)) {
+        const unsigned long long held = atomicCAS(&slot_key[h], kEmpty, key);
+        if (held == kEmpty || held == key) {
+          atomic_add_ieee(&slot_sum[h], term);
+          placed = true;
+        }
+      }
+      if (!placed) atomic_add_ieee(acc + key, term);
+    }
+    __syncthreads();
+    for (int s = threadIdx.x; s < kTableSlots; s += blockDim.x)
+      if (slot_key[s] != kEmpty) atomic_add_ieee(acc + slot_key[s], slot_sum[s]);
+    __syncthreads();
+  }
 }
 
 template <typename T>
@@ -111,6 +152,10 @@ void check_keys(const torch::Tensor& keys, const torch::Tensor& values, int64_t 
 }
 
 int grid_for(int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, 4096))); }
+int grid_for_chunks(int64_t n) {
+  const int64_t chunk = int64_t(kThreads) * kTermsPerThread;
+  return int(std::max<int64_t>(1, std::min<int64_t>((n + chunk - 1) / chunk, 4096)));
+}
 
 }  // namespace
 
@@ -130,7 +175,7 @@ torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& index, int64_
   torch::Tensor acc = torch::zeros({size}, xc.options().dtype(at::kFloat));
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "scatter_add_cuda", [&] {
     if (N > 0) {
-      scatter_float_kernel<scalar_t><<<grid_for(N), kThreads, 0, stream>>>(xc.data_ptr<scalar_t>(), ic.data_ptr<int64_t>(),
+      scatter_float_kernel<scalar_t><<<grid_for_chunks(N), kThreads, 0, stream>>>(xc.data_ptr<scalar_t>(), ic.data_ptr<int64_t>(),
                                                                             acc.data_ptr<float>(), N);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }

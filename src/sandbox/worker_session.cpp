@@ -315,6 +315,7 @@ double WorkerSession::turn_bound_seconds() {
   const SandboxOptions& opt = launcher_->options();
   const double bound = opt.gpu_turn_bound_seconds;
   if (bound <= 0) return 0.0;
+  if (timed_run_bound_ > 0) return timed_run_bound_;
   std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
   if (!launcher_->overran_kernels_.count(kernel_)) return bound;
   return std::min(bound, std::max(0.001, opt.gpu_turn_bound_after_overrun_seconds));  // 0 would mean unbounded
@@ -358,9 +359,16 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
   if (mode == Turn::WorkerAsks) {
     wire::write_frame(req_fd_, type, payload);
     std::string turn_slip;
+    const double bound = launcher_ ? launcher_->options().gpu_turn_bound_seconds : 0.0;
+    struct TimedRunBound {  // the longer bound for this request only
+      WorkerSession* s;
+      ~TimedRunBound() { s->timed_run_bound_ = 0; }
+    } timed_bound{this};
+    timed_run_bound_ = bound > 0 ? bound * kTimedRunBoundFactor : 0.0;
     // Unwatched, as exchange() always was: a timed run holds two input sets and their verified
     // outputs at once, more than any case of the same kernel.
-    if (!await_case_reply(turn, &f, &why, &turn_slip, &o, /*bounded=*/false, /*watch=*/false)) return o;
+    if (!await_case_reply(turn, &f, &why, &turn_slip, &o, /*bounded=*/timed_run_bound_ > 0, /*watch=*/false))
+      return o;
     if (!turn_slip.empty()) {
       kill_now();
       bool exited;
@@ -426,6 +434,7 @@ wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Out
       if (to_bound <= 0) {
         turn->overrun();  // the GPU goes to the next child; this one runs on beside it
         begin_overrun();
+        if (timed_run_bound_ > 0) gpu_shared_ = true;  // the rest of the timed run is time-sliced
         continue;
       }
       slice = std::min(slice, to_bound);

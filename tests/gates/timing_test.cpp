@@ -100,6 +100,27 @@ TEST(TimingGate, ATimedLoopBesideAnOverrunningChildIsReportedUncertainNotFailed)
   unlink((lock + ".overrun").c_str());
 }
 
+// A timed run that holds its GPU turn past ten turn bounds (a correct kernel too slow at the
+// timing size) gives the turn up like any overrunning request, so the other children of its GPU
+// no longer wait for its whole --timeout; its own figures are then time-sliced, so uncertain,
+// still a pass. Here the bound is 0.5 ms (a 5 ms timed run) on a fake device; the run above with
+// the default bound (10 s for a timed run) kept its turn and said nothing.
+TEST(TimingGate, ATimedRunPastTenTurnBoundsGivesItsTurnUpAndIsReportedUncertain) {
+  const std::string lock = "/tmp/gauntlet-test-timing-own-overrun-" + std::to_string(getpid()) + ".lock";
+  SandboxOptions fake_gpu;
+  fake_gpu.fake_gpu_turn_lock = lock;
+  fake_gpu.gpu_turn_bound_seconds = 0.0005;
+  CorpusKernelRun r("controls/relu.json", 5, "timing", fake_gpu);
+  const GpuTurn::Totals before = GpuTurn::process_totals();
+  GateVerdict v = make_gate("timing")->run(*r.ctx);
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_GT(GpuTurn::process_totals().overruns, before.overruns) << "the timed run kept its turn past its bound";
+  EXPECT_TRUE(v.evidence["dtypes"][0]["gpu_shared"].get<bool>()) << v.evidence.dump(1);
+  EXPECT_NE(v.message.find("figures uncertain"), std::string::npos) << v.message;
+  unlink(lock.c_str());
+  unlink((lock + ".overrun").c_str());
+}
+
 TEST(TimingGate, ReplayOfTheImplausibleCaseReproducesTheFailure) {
   CorpusKernelRun r("bugs/timing/relu_memo_by_fingerprint.json", 5, "timing");
   GateVerdict v = make_gate("timing")->run(*r.ctx);

@@ -21,8 +21,10 @@
 #                     compared), and hostile kernels on GPU 0 beside the controls on GPU 1
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
 #   GPU_SPINNER=1     the CUDA controls' audit alone and beside a spinning kernel (spinner.md;
+#                     GPU_SPINNER_KERNELS: control names, default every CUDA control;
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound)
-#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS)
+#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS,
+#                     GPU_TP_KERNELS: control names, default every CUDA control)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
 #                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume;
 #                     GPU_AUDIT_REPLAY=N: replay the first N failures it left, one per kernel)
@@ -162,8 +164,10 @@ fi
 # `verify --gates contract` builds and runs the cheapest gate), so the selftest below measures
 # already-built kernels (the throughput figure).
 if [ "${GPU_PREBUILD:-0}" = 1 ]; then
-  # GPU_PREBUILD_DIRS: which corpus folders (default all *_cuda; the hostile ones spin to the timeout).
-  prebuild_list=$(for d in ${GPU_PREBUILD_DIRS:-corpus/*_cuda}; do ls "$d"/*.json "$d"/*/*.json 2>/dev/null; done)
+  # GPU_PREBUILD_DIRS: which corpus folders or manifests (default all *_cuda; the hostile ones spin
+  # to the timeout).
+  prebuild_list=$(for d in ${GPU_PREBUILD_DIRS:-corpus/*_cuda}; do
+                    if [ -f "$d" ]; then echo "$d"; else ls "$d"/*.json "$d"/*/*.json 2>/dev/null; fi; done)
   stamp "prebuild the CUDA corpus ($(echo "$prebuild_list" | wc -l) manifests)"
   echo "$prebuild_list" |
     xargs -P "${GPU_PREBUILD_JOBS:-12}" -I{} sh -c '"$0" verify "$1" --seed 1 --gates contract --quiet > /dev/null 2>&1; echo "$1 $?"' \
@@ -301,7 +305,11 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     stamp "throughput: $config"
     seeds=${GPU_TP_SEEDS:-1 2 3 4}
     [ "$config" = 1x1 ] && seeds=${GPU_TP_BASELINE_SEEDS:-1}
-    tp_batch "$config" "${config%x*}" "${config#*x}" "$seeds" $(ls corpus/controls_cuda/*.json)
+    # GPU_TP_KERNELS: which controls (names in corpus/controls_cuda, default all of them; the
+    # twentieth to twenty-third sessions measured "relu softmax layer_norm sum cumsum matmul").
+    tp_kernels=$(if [ -n "${GPU_TP_KERNELS:-}" ]; then for k in $GPU_TP_KERNELS; do echo "corpus/controls_cuda/$k.json"; done
+                 else ls corpus/controls_cuda/*.json; fi)
+    tp_batch "$config" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
   done
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
@@ -311,6 +319,14 @@ fi
 # the bound removes). Controls' wall times and verdicts: spinner.md.
 if [ "${GPU_SPINNER:-0}" = 1 ]; then
   spin_manifest=corpus/hostile_cuda/infinite_loop.json
+  # GPU_SPINNER_KERNELS: the controls audited (names in corpus/controls_cuda; default all). Copies in
+  # a folder of their own: builds are keyed by content, so they are the cached ones.
+  spinner_controls=corpus/controls_cuda
+  if [ -n "${GPU_SPINNER_KERNELS:-}" ]; then
+    spinner_controls=$BUILD_DIR/spinner-controls
+    rm -rf "$spinner_controls" && mkdir -p "$spinner_controls"
+    for k in $GPU_SPINNER_KERNELS; do cp corpus/controls_cuda/"$k".json corpus/controls_cuda/"$k".cu "$spinner_controls"/; done
+  fi
   "$BUILD_DIR"/gauntlet verify "$spin_manifest" --gates contract --timeout 3 --quiet > /dev/null 2>&1  # build it
   spinner_audit() {  # label, then extra flags for both audit and spinner
     local label=$1; shift
@@ -325,7 +341,7 @@ if [ "${GPU_SPINNER:-0}" = 1 ]; then
       sleep 3  # the spinner's children hold the GPU before the audit starts
     fi
     local a0; a0=$(date +%s.%N)
-    "$BUILD_DIR"/gauntlet audit corpus/controls_cuda --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-4}" "$@" \
+    "$BUILD_DIR"/gauntlet audit "$spinner_controls" --gpus 0 --gpu-jobs "${GPU_AUDIT_JOBS:-4}" "$@" \
       --db "$OUT/spinner-$label.db" --json "$OUT/spinner-$label.json" > "$OUT/spinner-$label.log" 2>&1
     local code=$? wall; wall=$(python3 -c "import time; print(round(time.time() - $a0, 1))")
     touch "$OUT/spinner-$label.done"

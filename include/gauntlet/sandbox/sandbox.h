@@ -188,15 +188,23 @@ class WorkerSession {
     Bounded,     // the parent takes the turn before sending; past the bound it is shared (Check)
     Whole,       // the same, never given up early: the request measures the device (Peaks)
     WorkerAsks,  // the worker asks for it by handshake once the request is decoded and gives it
-                 // back before replying (TimeRequest::turn_handshake); never given up early
+                 // back before replying (TimeRequest::turn_handshake); a timed run, so given up
+                 // only past kTimedRunBoundFactor x the bound (its figures then uncertain)
   };
+  // A timed run needs the device to itself, but not for as long as it likes: a correct but slow
+  // kernel at the timing gate's size (measured on the H200: a scatter whose every thread retried
+  // a compare-and-swap on one address, a 60 s timeout twice over) held every other child of the
+  // GPU back for its whole --timeout. Ten bounds (10 s by default) is several times the longest
+  // timed run of a correct control (1.3 s, int8_matmul at [512, 65536] x [65536, 128]).
+  static constexpr double kTimedRunBoundFactor = 10.0;
   // Sends one frame and waits for a frame of `reply_type` (the timing gate's requests, the
   // standard check). Ok with *reply_payload, or how the child failed (died, timed out, broke the
   // protocol).
   Outcome exchange(wire::FrameType type, const std::string& payload, wire::FrameType reply_type,
                    std::string* reply_payload, Turn turn = Turn::Bounded);
   // Whether a GPU turn of an exchange() was granted while another child ran past its bound on the
-  // same device (gpu_turn.h): its requests then shared the GPU, time-sliced (timed figures are
+  // same device (gpu_turn.h), or a timed run of its own ran past kTimedRunBoundFactor x the bound
+  // and gave its turn up: its requests then shared the GPU, time-sliced (timed figures are
   // uncertain). No turn can start overrunning while this one holds the device.
   bool gpu_shared() const { return gpu_shared_; }
   std::string signature() const { return signature_; }
@@ -257,6 +265,7 @@ class WorkerSession {
   std::string kernel_;              // LoadRequest.so_path: whose overruns shorten the bound
   bool gpu_shared_ = false;         // see gpu_shared()
   bool watch_shared_ = false;       // exchange() in progress: take_gpu_turn notes a shared device
+  double timed_run_bound_ = 0;      // >0: a timed run's turn bound, while exchange() serves one
   std::string signature_, notes_, device_info_;
 };
 
