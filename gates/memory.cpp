@@ -14,16 +14,23 @@ namespace {
 
 using namespace memory_gate;
 
-// "" when the second child's outputs are within the schema's tolerance of the first child's (the
-// first taken as the reference, with the oracle's scale and K): "identical under two poisons"
-// for a schema whose runs may differ within that tolerance, or up to its outputs' equivalence
-// (both put in the oracle's order first: topk's tied indices).
-std::string outside_tolerance(const GateContext& ctx, const Case& c, const std::vector<at::Tensor>& inputs,
-                              const CaseRun& first, const CaseRun& second) {
+// Whether the second child's outputs are within the schema's tolerance of the first child's (the
+// first taken as the reference, with the oracle's scale and K), for a schema whose runs may differ
+// within that tolerance, or up to its outputs' equivalence (both put in the oracle's order first:
+// topk's tied indices). `wrong` says how they are not; `harness` that gauntlet could not judge them
+// (the oracle refused a case the kernel ran, no tolerance for the dtype): never the kernel's fault.
+struct ToleranceCheck {
+  std::string wrong, harness;
+};
+
+ToleranceCheck outside_tolerance(const GateContext& ctx, const Case& c, const std::vector<at::Tensor>& inputs,
+                                 const CaseRun& first, const CaseRun& second) {
+  ToleranceCheck out;
   const OracleResult oracle = run_oracle(ctx.schema.oracle, inputs, c.attrs);
-  if (!oracle.ok()) return "the oracle rejected the case: " + oracle.error;
+  if (!oracle.ok()) return (out.harness = "the oracle rejected the case: " + oracle.error, out);
   auto tol = ctx.schema.tolerance.find(case_dtype(ctx.schema, c));
-  if (tol == ctx.schema.tolerance.end()) return "the schema declares no tolerance for the case's dtype";
+  if (tol == ctx.schema.tolerance.end())
+    return (out.harness = "the schema declares no tolerance for the case's dtype", out);
   Outcome first_matched = first.outcome, second_matched = second.outcome;
   match_to_oracle(ctx, inputs, c.attrs, oracle.outputs, first_matched);
   match_to_oracle(ctx, inputs, c.attrs, oracle.outputs, second_matched);
@@ -31,13 +38,14 @@ std::string outside_tolerance(const GateContext& ctx, const Case& c, const std::
   const wire::CallOutputs& b = second_matched.reply.calls.at(0);
   for (size_t i = 0; i < a.outputs.size() && i < b.outputs.size(); ++i) {
     const at::Tensor scale = i < oracle.scales.size() ? oracle.scales[i] : at::Tensor();
-    if (scale.defined() && scale.sizes() != a.outputs[i].sizes()) return "the oracle's scale has another shape";
+    if (scale.defined() && scale.sizes() != a.outputs[i].sizes())
+      return (out.harness = "the oracle's scale has another shape than the output", out);
     const std::string oname = i < ctx.schema.outputs.size() ? ctx.schema.outputs[i].name : "output" + std::to_string(i);
     Judgement j = judge_output(oname, b.outputs[i], a.outputs[i].to(at::kDouble), scale,
                                expected_output_dtype(ctx.schema, i, c), tol->second, reduction_terms(ctx.schema, c));
-    if (!j.pass) return j.message;
+    if (!j.pass) return (out.wrong = j.message, out);
   }
-  return "";
+  return out;
 }
 
 class MemoryGate : public Gate {
@@ -172,11 +180,21 @@ class MemoryGate : public Gate {
     // inside the declared freedom cannot be told from it; poison bytes read as values, or anything
     // else beyond the bound, still fail).
     if (evidence.value("never_written", int64_t(0)) == 0 && ctx.schema.determinism != "bitwise") {
-      const std::string wrong = outside_tolerance(ctx, c, run.inputs, run, second);
-      if (wrong.empty()) return passed();
+      const ToleranceCheck check = outside_tolerance(ctx, c, run.inputs, run, second);
+      if (!check.harness.empty()) {
+        GateVerdict v;
+        v.name = kGate;
+        v.status = Status::HarnessError;
+        v.category = Category::HarnessError;
+        v.message = "case " + c.label + ": the two children's outputs differ and the schema allows differences within "
+                    "its tolerance, but gauntlet could not judge them: " + check.harness;
+        return v;
+      }
+      if (check.wrong.empty()) return passed();
       return failure(ctx, run, Category::WrongResult,
                      diff.substr(0, diff.find(": the result depends")) + " by more than the schema's declared nondeterminism " +
-                         "allows (its tolerance, or its outputs' equivalence); the second child against the first: " + wrong);
+                         "allows (its tolerance, or its outputs' equivalence); the second child against the first: " +
+                         check.wrong);
     }
     // No element holds the poisons: before blaming uninitialized memory, ask the first child
     // again. A kernel whose result varies from call to call differs between the children too.

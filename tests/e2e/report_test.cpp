@@ -307,3 +307,33 @@ TEST(Report, FromAnAuditDatabase) {
   EXPECT_NE(plot_element(dom, "speedup").find("data-drawn=\"0\""), std::string::npos);
   EXPECT_NE(plot_element(dom, "speedup").find("no timed kernels"), std::string::npos);
 }
+
+// Issue 20's ops in the report's per-op view: an audit of a database-style filter (a planted bug
+// that keeps NaN), unique and hash_join (integer keys), topk (ties) and the int8 quantizer, each
+// under its own op with its verdicts, and in the op filter's data.
+TEST(Report, DatabaseAndQuantizedOpsHaveTheirOwnRowsPerOp) {
+  const std::string dir = temp_dir();
+  std::string copy = "mkdir -p '" + dir + "/corpus'";
+  for (const char* k : {"controls/unique", "controls/hash_join", "controls/topk", "controls/quantize_per_tensor",
+                        "bugs/special-values/filter_nan_kept"})
+    copy += " && cp '" + kCorpus + "/" + k + ".json' '" + kCorpus + "/" + k + ".cpp' '" + dir + "/corpus/'";
+  shell(copy);
+  auto audit = run_gauntlet({"audit", dir + "/corpus", "--db", dir + "/audit.db", "--gates", "contract,special-values",
+                             "--replay-dir", dir + "/replays", "--jobs", "2"});
+  ASSERT_EQ(audit.exit_code, 1) << audit.out << audit.err;
+  auto r = run_gauntlet({"report", dir + "/audit.db", "-o", dir + "/report.html"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string html = read_file(dir + "/report.html");
+  const std::string open_tag = "<script type=\"application/json\" id=\"gauntlet-summary\">";
+  const size_t at = html.find(open_tag);
+  ASSERT_NE(at, std::string::npos);
+  const size_t from = at + open_tag.size();
+  const auto summary = nlohmann::json::parse(html.substr(from, html.find("</script>", from) - from));
+  std::map<std::string, std::pair<int, int>> per_op;  // op: kernels, pass
+  for (const auto& op : summary.at("ops")) per_op[op.at("name")] = {op.at("kernels").get<int>(), op.at("pass").get<int>()};
+  EXPECT_EQ(per_op["filter"], std::make_pair(1, 0)) << summary.dump(1);
+  for (const char* op : {"unique", "hash_join", "topk", "quantize_per_tensor"})
+    EXPECT_EQ(per_op[op], std::make_pair(1, 1)) << op << ": " << summary.dump(1);
+  for (const char* op : {"filter", "unique", "hash_join", "topk", "quantize_per_tensor"})
+    EXPECT_NE(html.find(std::string("data-op=\"") + op + "\""), std::string::npos) << op;
+}

@@ -1,6 +1,7 @@
 // The shapes sweep reruns its largest case of each dim with every spread of a key domain, so a
 // 16-bit run counter (bugs/shapes/unique_count_uint16) meets all-equal keys at N = 65537 whatever
-// the seed; the special-values gate skips an op with no floating input (unique: int64 keys only).
+// the seed; the special-values and subnormals gates skip an op with no floating input (unique: int64
+// keys only).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -28,12 +29,18 @@ TEST(KeySpreadSweep, TheLargestSweptSizeMeetsAllEqualKeysOnEverySeed) {
   EXPECT_EQ(v.status, Status::Pass) << v.message;
 }
 
-TEST(KeySpreadSweep, SpecialValuesSkipsAnOpWithoutFloatingInputs) {
-  CorpusKernelRun r("controls/unique.json", 1, "special-values");
-  ASSERT_TRUE(r.build.ok) << r.build.error;
-  const GateVerdict v = make_gate("special-values")->run(*r.ctx);
-  EXPECT_EQ(v.status, Status::Skip) << v.message;
-  EXPECT_NE(v.message.find("no floating input"), std::string::npos) << v.message;
+TEST(KeySpreadSweep, SpecialValuesAndSubnormalsSkipAnOpWithoutFloatingInputs) {
+  for (const char* gate : {"special-values", "subnormals"}) {
+    CorpusKernelRun r("controls/unique.json", 1, gate);
+    ASSERT_TRUE(r.build.ok) << r.build.error;
+    const GateVerdict v = make_gate(gate)->run(*r.ctx);
+    EXPECT_EQ(v.status, Status::Skip) << gate << ": " << v.message;
+    EXPECT_NE(v.message.find("no floating input"), std::string::npos) << gate << ": " << v.message;
+  }
+  // An op with a floating input among integer ones still runs both (int8_matmul: its scales).
+  CorpusKernelRun q("controls/int8_matmul.json", 1, "subnormals");
+  ASSERT_TRUE(q.build.ok) << q.build.error;
+  EXPECT_NE(make_gate("subnormals")->run(*q.ctx).status, Status::Skip);
 }
 
 }  // namespace

@@ -104,6 +104,19 @@ TEST(MemoryGate, UninitializedAccumulatorDiffersBetweenPoisons) {
   EXPECT_NE(v.message.find("uninitialized memory"), std::string::npos) << v.message;
 }
 
+// Two children that differ, for a schema that allows differences within its tolerance: when
+// gauntlet cannot judge them (here its oracle is unknown), that is a harness error, never a
+// failure charged to the kernel.
+TEST(MemoryGate, AToleranceItCannotJudgeIsAHarnessErrorNotTheKernels) {
+  MemoryRun r("bugs/determinism/softmax_denominator_uninit.json");
+  r.schema.determinism = "tolerance";
+  r.schema.oracle = "no_such_oracle";
+  GateVerdict v = r.run();
+  EXPECT_EQ(v.status, Status::HarnessError) << v.message;
+  EXPECT_EQ(v.category, Category::HarnessError);
+  EXPECT_NE(v.message.find("could not judge them"), std::string::npos) << v.message;
+}
+
 TEST(MemoryGate, AsanFindsTheReadPastTheInput) {
   MemoryRun r("bugs/memory/rms_norm_staged_row.json");
   GateVerdict v = r.run();

@@ -49,6 +49,10 @@ TEST(SubnormalsPlans, EveryOpGetsSubnormalsAndItsOwnEdgeCases) {
     const auto plans = subnormals::plans_for(s);
     size_t floating = 0;
     for (const InputSpec& in : s.inputs) floating += !is_integer_value_kind(in.values.kind);
+    if (floating == 0) {  // unique, hash_join: nothing to place a subnormal in (the gate skips)
+      EXPECT_TRUE(plans.empty()) << op;
+      continue;
+    }
     ASSERT_FALSE(plans.empty()) << op;
     for (const auto& p : plans) {
       EXPECT_EQ(p.fills.size(), floating) << op << ": one distribution per floating input";
