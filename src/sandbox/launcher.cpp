@@ -53,6 +53,9 @@ std::vector<std::string> scrubbed_env(const SandboxOptions& o) {
   env.push_back("CUDA_VISIBLE_DEVICES=" + cuda_visible_devices_for(o.gpu_index, getenv("CUDA_VISIBLE_DEVICES")));
   env.push_back("CUDA_MODULE_LOADING=LAZY");            // load kernels' modules on first use
   env.push_back("PYTORCH_NVML_BASED_CUDA_CHECK=1");     // availability checks without a CUDA context
+  // "blocks": the CUDA worker poisons with whole blocks even where it could by address
+  // (src/worker/device_poison.h), to compare the two on one machine.
+  if (const char* v = getenv("GAUNTLET_CUDA_POISON"); v && *v) env.push_back(std::string("GAUNTLET_CUDA_POISON=") + v);
   return env;
 }
 

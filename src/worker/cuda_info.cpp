@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "device_poison.h"
 #include "worker.h"
 
 namespace gauntlet::worker {
@@ -67,6 +68,7 @@ std::string describe_cuda_device() {
     return out + "}";
   }
   field("index", std::to_string(index));
+  field("poison_method", json_string(cuda_poison_method()));  // device_poison.h
   using CUresult = int;
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (!cuda) cuda = dlopen("libcuda.so.1", RTLD_NOW);

@@ -1,6 +1,8 @@
 // device=cuda: poisons the CUDA caching allocator's free memory before each call (device_poison.h).
 #include "device_poison.h"
 
+#include "allocator_snapshot.h"
+#include "cache_fill_plan.h"
 #include "cuda_rt.h"
 
 #include <ATen/ATen.h>
@@ -29,11 +31,16 @@ constexpr int64_t kSmallBlock = kMiB, kLargeBlock = 20 * kMiB, kRound = 2 * kMiB
 constexpr int64_t kSmallPoolBytes = 16 * kMiB;  // 8 small segments
 constexpr int64_t kMaxBytes = int64_t(4) << 30;
 
+// The bytes a case's poisoning covers: 4x its inputs (outputs and temporaries) and 16 MiB, at most 4 GiB.
+int64_t poison_want(int64_t input_bytes) {
+  return std::min(kMaxBytes, 4 * std::max<int64_t>(input_bytes, 0) + 16 * kMiB);
+}
+
 // The blocks of one poisoning: 1 MiB pairs filling whole small-pool segments, one block of 4x the
 // largest input when that is over a large segment, then 20 MiB large-pool blocks up to `want`.
 std::vector<at::Tensor> allocate_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
   const auto opts = at::TensorOptions().dtype(at::kByte).device(at::kCUDA);
-  const int64_t want = std::min(kMaxBytes, 4 * std::max<int64_t>(input_bytes, 0) + 16 * kMiB);
+  const int64_t want = poison_want(input_bytes);
   std::vector<at::Tensor> held;
   try {
     for (int64_t b = 0; b < kSmallPoolBytes; b += kSmallBlock) held.push_back(at::empty({kSmallBlock}, opts));
@@ -99,12 +106,82 @@ std::vector<at::Tensor> take_whole_cache(double* release_seconds) {
 #endif
   return held;
 }
+
+// How the poison reaches the cache's free memory (cuda_poison_method, device_poison.h).
+bool g_by_address_failed = false;  // the snapshot or a fill failed once: whole blocks from then on
+
+bool poison_by_address() {
+  static const bool chosen = [] {
+    const char* v = std::getenv("GAUNTLET_CUDA_POISON");  // "blocks": the older way, for comparisons
+    if (v && std::string(v) == "blocks") return false;
+    return allocator_snapshot_built();
+  }();
+  return chosen && !g_by_address_failed;
+}
+
+#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+int64_t want_bytes() { return poison_want(g_sized_for_input); }
+
+// Free bytes of a pool (1: small, 2: large) of the allocator's statistics.
+int64_t free_pool_bytes(const c10::CachingDeviceAllocator::DeviceStats& stats, int pool) {
+  return stats.reserved_bytes[pool].current - stats.allocated_bytes[pool].current;
+}
+#endif
+
+// By address: the cache needs free blocks enough for the case (the poison blocks taken once and
+// given back), and no more than a few times that, since every free byte of it is filled in the turn
+// (a cache left large by an earlier large case is released here, outside the turn).
+void shape_cache_for_fills() {
+#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+  try {
+    c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
+    const auto stats = allocator->getDeviceStats(c10::DeviceIndex(0));
+    constexpr int64_t kSlack = 64 * kMiB;  // a case's own temporaries beside the blocks
+    if (free_pool_bytes(stats, 0) > 2 * (want_bytes() + 4 * g_sized_for_largest) + kSlack) allocator->emptyCache();
+  } catch (const std::exception&) {
+  }
+#endif
+  allocate_poison_blocks(g_sized_for_input, g_sized_for_largest);  // dropped at once: cached, free
+}
+
+// In the turn, by address: when the cache lacks room for the case (a repeat call beside the previous
+// call's outputs, with no turn given back between), the blocks are taken first, a driver call that
+// counts as a release in the turn.
+void ensure_room_in_turn() {
+#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+  try {
+    const auto stats = c10::getDeviceAllocator(c10::DeviceType::CUDA)->getDeviceStats(c10::DeviceIndex(0));
+    if (free_pool_bytes(stats, 1) >= kSmallPoolBytes / 2 && free_pool_bytes(stats, 2) >= want_bytes() - kSmallPoolBytes)
+      return;
+  } catch (const std::exception&) {
+  }
+#endif
+  const auto r0 = std::chrono::steady_clock::now();
+  allocate_poison_blocks(g_sized_for_input, g_sized_for_largest);
+  g_release_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+}
+
+// Fills every free block a later allocation on the legacy default stream can be handed, where it
+// lies; -1 when the cache's picture or a fill could not be had (then whole blocks are used instead).
+int64_t fill_free_blocks(uint8_t poison) {
+  ensure_room_in_turn();
+  std::vector<CacheSegmentView> picture;
+  std::string why;
+  if (!read_cache_picture(&picture, &why)) return -1;
+  int64_t total = 0;
+  for (const FillRange& r : free_ranges_to_fill(picture)) {
+    if (!cuda_rt::memset_async(reinterpret_cast<void*>(r.address), poison, size_t(r.bytes), &why)) return -1;
+    total += r.bytes;
+  }
+  return total;
+}
 }  // namespace
 
 void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
   if (no_cuda_cache()) return;
   g_sized_for_input = power_of_two_at_least(input_bytes);
   g_sized_for_largest = power_of_two_at_least(largest_input_bytes);
+  if (poison_by_address()) return shape_cache_for_fills();
   double outside_turn = 0;
   take_whole_cache(&outside_turn);  // and give the blocks straight back: they now fit the cache exactly
 }
@@ -120,6 +197,11 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
   // fills were (1.3 of 2.0 ms). docs/gpu.md, "Issue 18".
   g_sized_for_input = power_of_two_at_least(input_bytes);
   g_sized_for_largest = power_of_two_at_least(largest_input_bytes);
+  if (poison_by_address()) {
+    const int64_t filled = fill_free_blocks(poison);
+    if (filled >= 0) return filled;
+    g_by_address_failed = true;  // and poison this call the older way
+  }
   std::vector<at::Tensor> held = take_whole_cache(&g_release_seconds);
   int64_t total = 0;
   std::string error;
@@ -135,5 +217,10 @@ int64_t poison_cuda_cache(uint8_t poison, int64_t input_bytes, int64_t largest_i
 }
 
 double poison_release_seconds_total() { return g_release_seconds; }
+
+const char* cuda_poison_method() {
+  if (no_cuda_cache()) return "none (no caching allocator)";
+  return poison_by_address() ? "free blocks by address" : "whole blocks from the cache";
+}
 
 }  // namespace gauntlet::worker

@@ -4,7 +4,12 @@
 
 namespace gauntlet::worker {
 
-// Before a call: allocates device blocks in the
+// Before a call. Where the worker can read the allocator's snapshot (allocator_snapshot.h: LibTorch
+// 2.9+ with CUDA headers at build time), every free block of the legacy default stream's segments is
+// filled where it lies (one cudaMemsetAsync each, no allocation in the turn), free blocks beside live
+// tensors included, which whole blocks cannot reach; reserve_poison_blocks has given the cache room
+// for the case beforehand. Otherwise (and with GAUNTLET_CUDA_POISON=blocks, for comparisons) it
+// allocates device blocks in the
 // allocator's size classes (1 MiB pairs filling whole 2 MiB small-pool segments, 20 MiB large-pool
 // blocks, one block of 4x the largest input), fills them with `poison` (cudaMemsetAsync on the
 // legacy default stream, else ATen's fill_) and frees them back to the cache, so allocations made next on that stream (the
@@ -31,5 +36,9 @@ void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes);
 // The seconds poison_cuda_cache has spent, over the process's life, releasing the cache and taking
 // its blocks afresh (driver calls in the GPU turn: what reserve_poison_blocks is there to avoid).
 double poison_release_seconds_total();
+
+// How the poisoning reaches the cache, for the kernel's environment in reports: "free blocks by
+// address", "whole blocks from the cache", or none without a caching allocator.
+const char* cuda_poison_method();
 
 }  // namespace gauntlet::worker

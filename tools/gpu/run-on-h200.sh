@@ -24,7 +24,8 @@
 #                     GPU_SPINNER_KERNELS: control names, default every CUDA control;
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound)
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS,
-#                     GPU_TP_KERNELS: control names, default every CUDA control)
+#                     GPU_TP_KERNELS: control names, default every CUDA control; GPU_TP_POISON="address
+#                     blocks": one batch per device poisoning, compared)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
 #                     GPU_AUDIT_PARTS; GPU_AUDIT_RESUME: a folder of earlier audit-PART.db to resume;
 #                     GPU_AUDIT_REPLAY=N: replay the first N failures it left, one per kernel)
@@ -122,6 +123,9 @@ if ! cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${targets[@]}" "${keep_go
   stamp "build FAILED (build.log)"; grep -E -m 40 -A3 'error:|Error ' "$OUT/build.log"; exit 1
 fi
 stamp "built"
+# Whether the worker poisons the CUDA cache's free blocks by address (CMakeLists.txt's snapshot check).
+grep -m1 "CUDA allocator snapshot" "$OUT/build.log" | tee -a "$OUT/steps.log"
+[ -f "$BUILD_DIR/snapshot_check/why.log" ] && grep -m 12 -E "error" "$BUILD_DIR/snapshot_check/why.log" > "$OUT/snapshot-check.log"
 
 export GAUNTLET_CACHE=$BUILD_DIR/kernel-cache
 export GAUNTLET_WORKER=$BUILD_DIR/gauntlet-worker
@@ -309,7 +313,15 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # twentieth to twenty-third sessions measured "relu softmax layer_norm sum cumsum matmul").
     tp_kernels=$(if [ -n "${GPU_TP_KERNELS:-}" ]; then for k in $GPU_TP_KERNELS; do echo "corpus/controls_cuda/$k.json"; done
                  else ls corpus/controls_cuda/*.json; fi)
-    tp_batch "$config" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
+    # GPU_TP_POISON: one batch per device poisoning ("address": the default, free blocks by address
+    # where the allocator's snapshot can be read; "blocks": GAUNTLET_CUDA_POISON=blocks, whole blocks
+    # from the cache), in the order given, so the two are compared on the same machine.
+    for poison in ${GPU_TP_POISON:-default}; do
+      label=$config; [ "$poison" = default ] || label=$config-$poison
+      if [ "$poison" = blocks ]; then export GAUNTLET_CUDA_POISON=blocks; else unset GAUNTLET_CUDA_POISON; fi
+      tp_batch "$label" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
+    done
+    unset GAUNTLET_CUDA_POISON
   done
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`

@@ -90,6 +90,9 @@ def main():
               f"outputs to host {1e3 * total['from_device_seconds'] / n:.2f}, inputs read back {1e3 * total['check_seconds'] / n:.2f}; "
               f"whole case {1e3 * total['case_seconds'] / n:.2f}; of the poisoning, the cache released in the turn "
               f"{1e3 * total['poison_release_seconds'] / n:.2f}; outside the turn: poison blocks reserved {1e3 * total['reserve_seconds'] / n:.2f}")
+    methods = sorted({r.get("environment", {}).get("gpu", {}).get("poison_method", "") for r in reports} - {""})
+    if methods:
+        print("device poisoning: " + ", ".join(methods))
     if any(turns):
         held = [t.get("held_seconds", 0.0) for t in turns]
         waited = [t.get("waited_seconds", 0.0) for t in turns]
