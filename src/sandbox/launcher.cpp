@@ -53,9 +53,10 @@ std::vector<std::string> scrubbed_env(const SandboxOptions& o) {
   env.push_back("CUDA_VISIBLE_DEVICES=" + cuda_visible_devices_for(o.gpu_index, getenv("CUDA_VISIBLE_DEVICES")));
   env.push_back("CUDA_MODULE_LOADING=LAZY");            // load kernels' modules on first use
   env.push_back("PYTORCH_NVML_BASED_CUDA_CHECK=1");     // availability checks without a CUDA context
-  // "blocks": the CUDA worker poisons with whole blocks even where it could by address
-  // (src/worker/device_poison.h), to compare the two on one machine.
-  if (const char* v = getenv("GAUNTLET_CUDA_POISON"); v && *v) env.push_back(std::string("GAUNTLET_CUDA_POISON=") + v);
+  // The CUDA worker's poisoning, to compare its settings on one machine (src/worker/device_poison.cpp):
+  // "blocks" poisons with whole blocks even where it could by address; the slack bounds the cache.
+  for (const char* name : {"GAUNTLET_CUDA_POISON", "GAUNTLET_CUDA_POISON_SLACK_MIB"})
+    if (const char* v = getenv(name); v && *v) env.push_back(std::string(name) + "=" + v);
   return env;
 }
 

@@ -128,6 +128,19 @@ int64_t free_pool_bytes(const c10::CachingDeviceAllocator::DeviceStats& stats, i
 }
 #endif
 
+// The free bytes the cache may keep beyond twice a case's blocks before it is released outside the
+// turn: each is filled in every later turn (GPU time), while a release and the cudaMallocs that grow
+// it again wait on the driver, which other processes' context creation holds. 64 MiB by default;
+// GAUNTLET_CUDA_POISON_SLACK_MIB sets it, to measure the trade (docs/gpu.md).
+int64_t cache_slack_bytes() {
+  static const int64_t slack = [] {
+    const char* v = std::getenv("GAUNTLET_CUDA_POISON_SLACK_MIB");
+    const long long mib = v && *v ? std::atoll(v) : 64;
+    return int64_t(std::max(0LL, mib)) * kMiB;
+  }();
+  return slack;
+}
+
 // By address: the cache needs free blocks enough for the case (the poison blocks taken once and
 // given back), and no more than a few times that, since every free byte of it is filled in the turn
 // (a cache left large by an earlier large case is released here, outside the turn).
@@ -136,8 +149,8 @@ void shape_cache_for_fills() {
   try {
     c10::DeviceAllocator* allocator = c10::getDeviceAllocator(c10::DeviceType::CUDA);
     const auto stats = allocator->getDeviceStats(c10::DeviceIndex(0));
-    constexpr int64_t kSlack = 64 * kMiB;  // a case's own temporaries beside the blocks
-    if (free_pool_bytes(stats, 0) > 2 * (want_bytes() + 4 * g_sized_for_largest) + kSlack) allocator->emptyCache();
+    if (free_pool_bytes(stats, 0) > 2 * (want_bytes() + 4 * g_sized_for_largest) + cache_slack_bytes())
+      allocator->emptyCache();
   } catch (const std::exception&) {
   }
 #endif

@@ -317,11 +317,16 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # where the allocator's snapshot can be read; "blocks": GAUNTLET_CUDA_POISON=blocks, whole blocks
     # from the cache), in the order given, so the two are compared on the same machine.
     for poison in ${GPU_TP_POISON:-default}; do
+      # "slackN": by address, the cache kept up to N MiB beyond twice a case's blocks.
       label=$config; [ "$poison" = default ] || label=$config-$poison
-      if [ "$poison" = blocks ]; then export GAUNTLET_CUDA_POISON=blocks; else unset GAUNTLET_CUDA_POISON; fi
+      unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB
+      case $poison in
+        blocks) export GAUNTLET_CUDA_POISON=blocks ;;
+        slack*) export GAUNTLET_CUDA_POISON_SLACK_MIB=${poison#slack} ;;
+      esac
       tp_batch "$label" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
     done
-    unset GAUNTLET_CUDA_POISON
+    unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB
   done
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
