@@ -126,7 +126,6 @@ int64_t want_bytes() { return poison_want(g_sized_for_input); }
 int64_t free_pool_bytes(const c10::CachingDeviceAllocator::DeviceStats& stats, int pool) {
   return stats.reserved_bytes[pool].current - stats.allocated_bytes[pool].current;
 }
-#endif
 
 // The free bytes the cache may keep beyond twice a case's blocks before it is released outside the
 // turn: each is filled in every later turn (GPU time), while a release and the cudaMallocs that grow
@@ -140,6 +139,7 @@ int64_t cache_slack_bytes() {
   }();
   return slack;
 }
+#endif
 
 // By address: the cache needs free blocks enough for the case (the poison blocks taken once and
 // given back), and no more than a few times that, since every free byte of it is filled in the turn
