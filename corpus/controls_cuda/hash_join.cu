@@ -8,7 +8,7 @@
 // counts places each row's pairs, and each left row writes its pairs in ascending j. P (one int64)
 // is all that comes to the host, to allocate the [P, 2] output. Deterministic (the table's slots
 // differ between runs, the output does not). Expected to pass every gate on a CUDA device
-// (compile-checked only, not yet run on a GPU).
+// (every gate passed on the H100, seed 1, 2026-12-05).
 #include <torch/extension.h>
 
 #include <ATen/cuda/CUDAContext.h>

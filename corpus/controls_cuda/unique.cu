@@ -4,8 +4,8 @@
 // differs from the one before it, an inclusive scan of the heads numbers the runs, and each head
 // scatters its key and its position; a run's count is the next run's start minus its own (int64:
 // a count reaches N). The number of runs (one int64) is all that comes to the host, to allocate the
-// outputs. Deterministic (no atomics). Expected to pass every gate on a CUDA device (compile-checked
-// only, not yet run on a GPU).
+// outputs. Deterministic (no atomics). Expected to pass every gate on a CUDA device (it does on the H100,
+// seed 1, 2026-12-05).
 #include <torch/extension.h>
 
 #include <ATen/cuda/CUDAContext.h>

@@ -9,7 +9,7 @@
 // scatters its key and its position; a run's count is the next run's start minus its own (int64:
 // a count reaches N). The number of runs (one int64) is all that comes to the host, to allocate the
 // outputs. Deterministic (no atomics). Expected to fail where a key repeats 65536 times
-// (compile-checked only, not yet run on a GPU).
+// (on the H100, seed 1: shapes alone, as declared).
 #include <torch/extension.h>
 
 #include <ATen/cuda/CUDAContext.h>
