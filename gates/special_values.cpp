@@ -6,6 +6,7 @@
 #include "gauntlet/cases/gate.h"
 #include "gauntlet/cases/judge.h"
 #include "gauntlet/cases/property.h"
+#include "floating_inputs.h"
 #include "special_values_placement.h"
 #include "special_values_strong_zeros.h"
 
@@ -21,20 +22,8 @@ class SpecialValuesGate : public Gate {
 
   GateVerdict run(GateContext& ctx) override {
     // An op with no floating input (unique, hash_join: int64 keys only) has nowhere to put NaN or
-    // Inf, so no case could ever verify their propagation (it was a harness error, "nothing was
-    // verified"). Its special values are its integer dtype's ends, which a key domain draws in
-    // every gate (distribution int64_limits), not this gate's.
-    const bool floating = std::any_of(ctx.schema.inputs.begin(), ctx.schema.inputs.end(), [](const InputSpec& in) {
-      return std::any_of(in.dtypes.begin(), in.dtypes.end(), dtype_is_floating);
-    });
-    if (!floating && !ctx.schema.inputs.empty()) {
-      GateVerdict v;
-      v.name = name();
-      v.status = Status::Skip;
-      v.message = "skip: no floating input, so no NaN or Inf to place (integer extremes are the value domains' own, "
-                  "e.g. key distribution int64_limits)";
-      return v;
-    }
+    // Inf, so no case could ever verify their propagation.
+    if (!has_floating_input(ctx.schema)) return skip_without_floating_input(name(), "NaN or Inf");
     SessionHolder holder(ctx, name());
     Stats stats;
     bool halted = false;  // the child died, hung or would not load: later cases are not run

@@ -9,6 +9,7 @@
 #include "gauntlet/common/numerics.h"
 #include "gauntlet/cases/property.h"
 #include "gauntlet/common/rng.h"
+#include "floating_inputs.h"
 #include "special_values_case_shapes.h"  // case shapes shared with the special-values gate
 
 namespace gauntlet {
@@ -104,10 +105,10 @@ std::vector<Plan> plans_for(const OpSchema& schema) {
   // An op without its own plan: every floating input from each edge distribution in turn. None
   // for an op without floating inputs (unique, hash_join: int64 keys only): there is nothing to
   // place a subnormal in, and the gate skips it (its integer extremes are the key domains' own).
+  if (!has_floating_input(schema)) return {};
   size_t nfloat = 0;
   for (const InputSpec& in : schema.inputs)
     if (!is_integer_value_kind(in.values.kind)) ++nfloat;
-  if (nfloat == 0 && !schema.inputs.empty()) return {};
   auto all = [&](Fill f) { return std::vector<Fill>(std::max<size_t>(1, nfloat), f); };
   if (schema.reduction)
     return {{all(sub)}, {all(nmn)}, {all({D::Subnormal, Mix::Normal})}, {all(big), true}};
@@ -211,14 +212,7 @@ class SubnormalsGate : public Gate {
   std::string name() const override { return "subnormals"; }
 
   GateVerdict run(GateContext& ctx) override {
-    if (subnormals::plans_for(ctx.schema).empty()) {
-      GateVerdict v;
-      v.name = name();
-      v.status = Status::Skip;
-      v.message = "skip: no floating input, so no subnormal or near-overflow value to place (integer extremes are "
-                  "the value domains' own, e.g. key distribution int64_limits)";
-      return v;
-    }
+    if (!has_floating_input(ctx.schema)) return skip_without_floating_input(name(), "subnormal or near-overflow value");
     SessionHolder holder(ctx, name());
     Stats stats;
     bool halted = false;  // the child died, hung or would not load: later cases are not run
