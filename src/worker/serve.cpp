@@ -18,6 +18,7 @@
 #include "case_transfers.h"
 #include "device_poison.h"
 #include "guarded_alloc.h"
+#include "startup_phases.h"
 #include "tensor_storage.h"
 #include "timing_loop.h"
 #include "cuda_rt.h"
@@ -495,6 +496,13 @@ bool serve_timing(const KernelEntry& entry, const wire::Frame& f) {
 }  // namespace
 
 int serve(const SandboxPolicy& policy) {
+  StartupPhases startup;
+  startup.before_serve = seconds_since_process_start();  // while /proc is still there
+  auto phase_clock = PhaseClock::now();
+  auto lap = [&phase_clock](double* into) {
+    *into = seconds_since(phase_clock);
+    phase_clock = PhaseClock::now();
+  };
   wire::Frame f;
   std::string why;
   if (wire::read_frame(kRequestFd, &f, -1, &why) != wire::ReadStatus::Ok || f.type != wire::FrameType::Load)
@@ -512,8 +520,10 @@ int serve(const SandboxPolicy& policy) {
   // The CUDA driver reserves large virtual ranges: an address-space/data limit breaks its start.
   // GPU memory is bounded by the device; a CUDA child's host memory is not limited yet (docs/gpu.md).
   if (g_cuda) effective.memory_limit_bytes = 0;
+  phase_clock = PhaseClock::now();  // the Load frame's wait is the parent's, not the start's
   if (!enter_sandbox(effective, &so_path, &notes, &error, g_cuda))
     return (send_load_reply(false, "harness: sandbox setup failed: " + error, "", ""), 3);
+  lap(&startup.sandbox);
 
   at::set_num_threads(std::max(1, load.intra_op_threads));
   // Fresh memory reads as the poison byte (unwritten outputs show); guarded when the memory gate asks.
@@ -521,8 +531,10 @@ int serve(const SandboxPolicy& policy) {
   g_record_ops = load.record_ops;
   if (g_record_ops) install_operator_recorder(g_cuda);
 
+  phase_clock = PhaseClock::now();
   void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return (send_load_reply(false, std::string("dlopen failed: ") + dlerror(), "", notes), 4);
+  lap(&startup.dlopen);
   auto entries_fn = reinterpret_cast<GauntletEntriesFn>(dlsym(handle, GAUNTLET_ENTRIES_SYMBOL));
   if (!entries_fn)
     return (send_load_reply(false, "the shared object has no gauntlet entry table (not built by gauntlet?)", "", notes), 4);
@@ -531,8 +543,12 @@ int serve(const SandboxPolicy& policy) {
     if (load.entry == e->name) entry = e;
   if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
   if (g_cuda) {
+    phase_clock = PhaseClock::now();
     g_device_info = describe_cuda_device();
+    lap(&startup.cuda_init);
     warm_up_cuda();
+    lap(&startup.context);
+    g_device_info = with_startup_phases(g_device_info, startup);
   }
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;
 

@@ -90,6 +90,15 @@ def main():
               f"outputs to host {1e3 * total['from_device_seconds'] / n:.2f}, inputs read back {1e3 * total['check_seconds'] / n:.2f}; "
               f"whole case {1e3 * total['case_seconds'] / n:.2f}; of the poisoning, the cache released in the turn "
               f"{1e3 * total['poison_release_seconds'] / n:.2f}; outside the turn: poison blocks reserved {1e3 * total['reserve_seconds'] / n:.2f}")
+    # One child a kernel (the last CUDA child to load) says where its start went: beside the
+    # parent's spawn time a child, which includes waiting for the driver behind other contexts.
+    starts = [r.get("environment", {}).get("gpu", {}).get("startup_seconds") for r in reports]
+    starts = [x for x in starts if x]
+    if starts:
+        keys = ("before_serve", "sandbox", "dlopen", "cuda_init", "context")
+        print(f"a child's start, median of {len(starts)} (s): " + ", ".join(
+            f"{k} {statistics.median([x.get(k, 0.0) for x in starts]):.3f}" for k in keys) +
+            f"; the parent's spawn a child {parts['spawn_seconds'] / max(1, parts['children']):.3f}")
     methods = sorted({r.get("environment", {}).get("gpu", {}).get("poison_method", "") for r in reports} - {""})
     if methods:
         print("device poisoning: " + ", ".join(methods))

@@ -1,0 +1,39 @@
+// A CUDA child's start phases as its device description carries them into reports.
+#include "../../src/worker/startup_phases.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace gauntlet::worker {
+namespace {
+
+TEST(StartupPhases, TheDeviceDescriptionGainsEachPhaseAndStaysAnObject) {
+  StartupPhases p;
+  p.before_serve = 0.25;
+  p.sandbox = 0.01;
+  p.dlopen = 0.5;
+  p.cuda_init = 0.125;
+  p.context = 0.0625;
+  const nlohmann::json j = nlohmann::json::parse(with_startup_phases(R"({"name":"H100","index":0})", p));
+  EXPECT_EQ(j.at("name"), "H100");
+  const nlohmann::json& s = j.at("startup_seconds");
+  EXPECT_DOUBLE_EQ(s.at("before_serve").get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(s.at("dlopen").get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(s.at("cuda_init").get<double>(), 0.125);
+  EXPECT_DOUBLE_EQ(s.at("context").get<double>(), 0.0625);
+  EXPECT_TRUE(nlohmann::json::parse(with_startup_phases("{}", p)).contains("startup_seconds"));
+}
+
+TEST(StartupPhases, ADescriptionThatIsNotAnObjectIsLeftAlone) {
+  EXPECT_EQ(with_startup_phases("", StartupPhases{}), "");
+  EXPECT_EQ(with_startup_phases("no device", StartupPhases{}), "no device");
+}
+
+TEST(StartupPhases, TheProcessAgeIsReadFromProc) {
+  const double age = seconds_since_process_start();
+  EXPECT_GE(age, 0.0);
+  EXPECT_LT(age, 86400.0 * 365) << "a clock-tick count misread as seconds would be far larger";
+}
+
+}  // namespace
+}  // namespace gauntlet::worker
