@@ -232,6 +232,15 @@ class ShapesGate : public Gate {
       const auto [lo, hi] = ctx.space.limits_for(d);
       base[d] = std::clamp<int64_t>(3, std::max<int64_t>(lo, 1), std::max<int64_t>(hi, 1));
     }
+    // One sweep case checked and counted; a failure or harness error ends the sweep with `v`.
+    auto check_counted = [&](Case& c, GateVerdict* v) {
+      c.index = uint64_t(*cases);
+      bool vacuous = false;
+      *v = check_in_contract(ctx, holder, c, &vacuous);
+      ++*cases;
+      if (v->status == Status::Pass && !vacuous) ++*evidence;
+      return v->status == Status::Fail || v->status == Status::Error || v->status == Status::HarnessError;
+    };
     uint64_t k = 0;
     bool swept_fixed = false;  // the dims fixed to one size all sweep the same case: run it once
     for (const auto& [d, dom] : s.dims) {
@@ -268,26 +277,16 @@ class ShapesGate : public Gate {
             continue;
           }
         }
-        c.index = uint64_t(*cases);
-        bool vacuous = false;
-        GateVerdict v = check_in_contract(ctx, holder, c, &vacuous);
-        ++*cases;
-        if (v.status == Status::Pass && !vacuous) ++*evidence;
-        if (v.status == Status::Fail || v.status == Status::Error) return shrink_sweep(ctx, holder, spot, v);
-        if (v.status == Status::HarnessError) return v;
+        GateVerdict v;
+        if (check_counted(c, &v)) return v.status == Status::HarnessError ? v : shrink_sweep(ctx, holder, spot, v);
         top = c;
       }
       // The largest size is where skew bites (a 16-bit counter of one hot key, a bucket's capacity),
       // and a case's seed picks one of a key domain's spreads: the largest case runs again with
       // each of the others, so the sweep meets all-equal keys at its largest size whatever the seed.
       for (Case& c : every_other_spread(ctx.schema, top)) {
-        c.index = uint64_t(*cases);
-        bool vacuous = false;
-        GateVerdict v = check_in_contract(ctx, holder, c, &vacuous);
-        ++*cases;
-        if (v.status == Status::Pass && !vacuous) ++*evidence;
-        if (v.status == Status::Fail || v.status == Status::Error) return v;  // its shape is the largest: no shrink
-        if (v.status == Status::HarnessError) return v;
+        GateVerdict v;
+        if (check_counted(c, &v)) return v;  // its shape is the largest: no shrink
       }
     }
     GateVerdict v;
