@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "gauntlet/cases/gate.h"
-#include "gauntlet/cases/output_matching.h"
 #include "gauntlet/cases/judge.h"
 #include "gauntlet/oracle/module_oracle.h"
 #include "gauntlet/common/timing.h"
@@ -30,11 +29,8 @@ constexpr int kCores = 1;
 // outputs first in the oracle's order where the schema leaves one free (topk's tied indices).
 std::string judge_all(GateContext& ctx, const CaseRun& run, const std::vector<at::Tensor>& raw) {
   std::vector<at::Tensor> outs = raw;
-  if (has_output_freedom(ctx.schema)) {
-    OutputMatch m = match_outputs(ctx.schema, run.c.attrs, run.inputs, raw, run.oracle.outputs);
-    if (!m.ok) return m.message;
-    outs = std::move(m.outputs);
-  }
+  if (std::string why = match_call_to_oracle(ctx, run.inputs, run.c.attrs, run.oracle.outputs, &outs); !why.empty())
+    return why;
   const DType dtype = case_dtype(ctx.schema, run.c);
   auto tol = ctx.schema.tolerance.find(dtype);
   if (tol == ctx.schema.tolerance.end()) return std::string("the schema declares no tolerance for ") + dtype_name(dtype);

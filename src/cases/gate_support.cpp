@@ -132,13 +132,19 @@ std::string match_to_oracle(const GateContext& ctx, const std::vector<at::Tensor
   if (outcome.kind != Outcome::Kind::Ok || !has_output_freedom(ctx.schema)) return "";
   std::string first_mismatch;
   for (wire::CallOutputs& call : outcome.reply.calls) {
-    OutputMatch m = match_outputs(ctx.schema, attrs, inputs, call.outputs, oracle_outputs);
-    if (m.ok)
-      call.outputs = std::move(m.outputs);
-    else if (first_mismatch.empty())
-      first_mismatch = m.message;
+    const std::string why = match_call_to_oracle(ctx, inputs, attrs, oracle_outputs, &call.outputs);
+    if (first_mismatch.empty()) first_mismatch = why;
   }
   return first_mismatch;
+}
+
+std::string match_call_to_oracle(const GateContext& ctx, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,
+                                 const std::vector<at::Tensor>& oracle_outputs, std::vector<at::Tensor>* outputs) {
+  if (!has_output_freedom(ctx.schema)) return "";
+  OutputMatch m = match_outputs(ctx.schema, attrs, inputs, *outputs, oracle_outputs);
+  if (!m.ok) return m.message;
+  *outputs = std::move(m.outputs);
+  return "";
 }
 
 GateVerdict verdict_from_outcome(const GateContext& ctx, const std::string& gate, const CaseRun& run) {

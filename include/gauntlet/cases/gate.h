@@ -123,6 +123,9 @@ CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32
 // outputs then stay as they came). A no-op for schemas without such freedom.
 std::string match_to_oracle(const GateContext& ctx, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,
                             const std::vector<at::Tensor>& oracle_outputs, Outcome& outcome);
+// The same for one call's outputs as a plain list (the timing gate's verified outputs).
+std::string match_call_to_oracle(const GateContext& ctx, const std::vector<at::Tensor>& inputs, const AttrMap& attrs,
+                                 const std::vector<at::Tensor>& oracle_outputs, std::vector<at::Tensor>* outputs);
 // A verdict for a kernel outcome that is not Ok (error with its category, or harness-error), with
 // its scope; a clean error on a case outside the kernel's contract is a pass (it refused).
 GateVerdict verdict_from_outcome(const GateContext& ctx, const std::string& gate, const CaseRun& run);
