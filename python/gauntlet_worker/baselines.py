@@ -77,6 +77,8 @@ def _library_baselines():
         "conv2d": lambda a: F.conv2d(a[0], a[1], a[2], (a[3], a[3]), (a[4], a[4])),
         "cross_entropy": lambda a: F.nll_loss(state.torch.log_softmax(a[0], 1), a[1]),
         "cumsum": lambda a: state.torch.cumsum(a[0], a[1]),
+        # torch.dequantize of the int8 data viewed as a per-tensor qint8 tensor (no copy of x).
+        "dequantize": lambda a: state.torch.dequantize(state.torch._make_per_tensor_quantized_tensor(a[0], a[1], a[2])),
         "embedding": lambda a: state.torch.embedding(a[0], a[1]),
         "filter": lambda a: a[0][a[0] > a[1]],
         "gelu": lambda a: F.gelu(a[0]),

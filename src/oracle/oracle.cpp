@@ -145,6 +145,7 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"group_by_sum", o::group_by_sum},
       {"scatter_add", o::scatter_add},
       {"quantize_per_tensor", o::quantize_per_tensor},
+      {"dequantize", o::dequantize},
       {"int8_matmul", o::int8_matmul},
       {"unique", o::unique},
       {"hash_join", o::hash_join},

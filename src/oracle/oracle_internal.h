@@ -83,8 +83,9 @@ OracleResult segment_sum(const Inputs&, const AttrMap&);
 OracleResult group_by_sum(const Inputs&, const AttrMap&);
 OracleResult scatter_add(const Inputs&, const AttrMap&);
 OracleResult hash_join(const Inputs&, const AttrMap&);
-// Quantized ops (oracle_quantized.cpp; pending until their schemas too).
+// Quantized ops (oracle_quantized.cpp).
 OracleResult quantize_per_tensor(const Inputs&, const AttrMap&);
+OracleResult dequantize(const Inputs&, const AttrMap&);
 OracleResult int8_matmul(const Inputs&, const AttrMap&);
 
 // y[b,i,j] = sum_k a[b,i,k] * w(b,k,j) (+ bias[j]), each element exact and rounded once to `out`

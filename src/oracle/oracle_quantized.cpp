@@ -1,4 +1,4 @@
-// Oracles of the quantized ops (SPEC "next ops"): quantize_per_tensor to int8, and int8_matmul with scales.
+// Oracles of the quantized ops (SPEC "next ops"): quantize_per_tensor to int8, dequantize back, and int8_matmul with scales.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -79,6 +79,27 @@ OracleResult quantize_per_tensor(const Inputs& in, const AttrMap& attrs) {
   }
   return make_result(at::tensor(at::ArrayRef<int64_t>(q), at::kLong).reshape(x.sizes()).clone(),
                      at::tensor(at::ArrayRef<double>(other), at::kDouble).reshape(x.sizes()).clone());
+}
+
+// torch.dequantize of a per-tensor qint8 tensor: (x.int() - zero_point) * float32(scale), rounded
+// once to float32. torch keeps a quantized tensor's scale as a double but dequantizes with its
+// float32 rounding, so the oracle rounds the scale to float32 first (a double that is no float32
+// counts as its rounding, as in torch) and refuses a scale whose float32 is 0 or infinite. The
+// difference is an integer in [-255, 255] (8 bits of magnitude) and the float32 scale holds 24, so
+// their product holds at most 32 significant bits: exact in double. The reference is thus the
+// exact value, which the judge rounds once to float32 (ties to even); no other float32 is right.
+OracleResult dequantize(const Inputs& in, const AttrMap& attrs) {
+  expect_count(in, 1);
+  const std::vector<int64_t> x = int8_values(in, 0, "x");
+  const double scale = attr_double(attrs, "scale");
+  const int64_t zero_point = attr_int(attrs, "zero_point");
+  if (!(scale > 0) || !std::isfinite(scale)) fail("scale must be finite and positive, got " + std::to_string(scale));
+  if (zero_point < kInt8Min || zero_point > kInt8Max) fail("zero_point must lie in [-128, 127], got " + std::to_string(zero_point));
+  const float sf = static_cast<float>(scale);
+  if (!(sf > 0) || !std::isfinite(sf)) fail("scale rounds to " + std::to_string(sf) + " in float32 (scale " + std::to_string(scale) + ")");
+  std::vector<double> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = double(x[i] - zero_point) * double(sf);  // exact: 8 bits times 24
+  return make_result(at::tensor(at::ArrayRef<double>(out), at::kDouble).reshape(in.at(0).sizes()).clone());
 }
 
 // (a.int() @ b.int()).float() * a_scale * b_scale: the int32 accumulation is exact (computed here in

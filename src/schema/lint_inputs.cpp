@@ -178,10 +178,21 @@ void Linter::inputs() {
     }
     if (!in.quant_scale.empty()) {
       std::string qp = at(p, "quantization");
-      if (!input(in.quant_scale) || in.quant_scale == in.name)
-        issue(at(qp, "scale"), "unknown scale input \"" + in.quant_scale + "\"");
-      if (!in.quant_zero_point.empty() && (!input(in.quant_zero_point) || in.quant_zero_point == in.name))
-        issue(at(qp, "zero_point"), "unknown zero-point input \"" + in.quant_zero_point + "\"");
+      // A per-tensor quantizer's scale and zero point may be attributes (torch's double scale and
+      // int64 zero point, dequantize's), the others' are tensor inputs (int8_matmul's scales).
+      const AttrSpec* scale_attr = attr(in.quant_scale);
+      const AttrSpec* zp_attr = in.quant_zero_point.empty() ? nullptr : attr(in.quant_zero_point);
+      if (scale_attr) {
+        if (scale_attr->type != "double") issue(at(qp, "scale"), "scale attribute \"" + in.quant_scale + "\" is no double");
+        if (in.quant_axis) issue(at(qp, "axis"), "a scale attribute is one scale per tensor: no axis");
+      } else if (!input(in.quant_scale) || in.quant_scale == in.name) {
+        issue(at(qp, "scale"), "unknown scale input or attribute \"" + in.quant_scale + "\"");
+      }
+      if (zp_attr) {
+        if (zp_attr->type != "int64") issue(at(qp, "zero_point"), "zero-point attribute \"" + in.quant_zero_point + "\" is no int64");
+      } else if (!in.quant_zero_point.empty() && (!input(in.quant_zero_point) || in.quant_zero_point == in.name)) {
+        issue(at(qp, "zero_point"), "unknown zero-point input or attribute \"" + in.quant_zero_point + "\"");
+      }
       for (DType d : in.dtypes)
         if (!is_integer_dtype(d)) issue(at(p, "dtypes"), std::string("quantized input with non-integer dtype ") + dtype_name(d));
       if (in.quant_axis && (*in.quant_axis < -int64_t(max_rank) || *in.quant_axis >= int64_t(max_rank)))

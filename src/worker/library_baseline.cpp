@@ -43,6 +43,10 @@ const std::map<std::string, Baseline>& baselines() {
        }},
       {"cross_entropy", [](const Args& a) { return at::nll_loss(at::log_softmax(T(a, 0), 1), T(a, 1)); }},
       {"cumsum", [](const Args& a) { return at::cumsum(T(a, 0), I(a, 1)); }},
+      {"dequantize", [](const Args& a) {
+         // torch.dequantize of the int8 data viewed as a per-tensor qint8 tensor (no copy of x).
+         return at::dequantize(at::_make_per_tensor_quantized_tensor(T(a, 0), D(a, 1), I(a, 2)));
+       }},
       {"embedding", [](const Args& a) { return at::embedding(T(a, 0), T(a, 1)); }},
       {"filter", [](const Args& a) { return T(a, 0).masked_select(T(a, 0) > D(a, 1)); }},
       {"gelu", [](const Args& a) { return at::gelu(T(a, 0)); }},

@@ -129,6 +129,16 @@ std::map<std::string, Case> cases() {
     c["quantize_per_tensor/" + std::to_string(scale)] = {
         {at::where(at::isfinite(finite_rows), finite_rows.clamp(-1e30, 1e30), finite_rows).contiguous()},
         {double_arg(scale), int_arg(3)}, {{"scale", scale}, {"zero_point", int64_t(3)}}};
+  // dequantize: int8 data has no special values; its ends and their neighbours against zero points
+  // at both limits (differences of +-255), at a subnormal, a plain and a huge scale (255 * 2^120
+  // still finite in float32): neither side may make a NaN or an infinity.
+  {
+    const at::Tensor ends = at::tensor(std::vector<int64_t>{-128, 127, 0, -1, 1, 126, -127}, at::kLong).to(at::kChar);
+    for (int64_t zp : {int64_t(-128), int64_t(127)})
+      for (double scale : {std::ldexp(1.0, -127), 0.1, std::ldexp(1.0, 120)})
+        c["dequantize/" + std::to_string(zp) + "/" + show(scale)] = {
+            {ends}, {double_arg(scale), int_arg(zp)}, {{"scale", scale}, {"zero_point", zp}}};
+  }
   // int8_matmul: int8 data (zeros among them) against scales holding NaN, each infinity and zero.
   {
     const at::Tensor a = (at::arange(24, at::kLong).remainder(9) - 4).reshape({3, 8}).to(at::kChar);

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -28,7 +31,7 @@ const std::vector<std::string> kRequired = {
     "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
     // The next ops (SPEC), as their schemas arrive.
     "segment_sum", "filter", "sort", "topk", "group_by_sum", "scatter_add", "quantize_per_tensor", "int8_matmul",
-    "unique", "hash_join"};
+    "unique", "hash_join", "dequantize"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 
@@ -201,7 +204,7 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 31u) << render(issues);
+  ASSERT_EQ(by.size(), 32u) << render(issues);
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");
@@ -771,6 +774,61 @@ TEST(Schema, QuantizedOpsMatchTheSpecAndLintTheirNewFields) {
   EXPECT_NE(lint_of([](json& j) { j["nan_inf"]["inputs"] = {"nan", "inf"}; }).find("unknown special value"), std::string::npos);
   EXPECT_NE(lint_of([](json& j) { j["nan_inf"].erase("notes"); }).find("need notes"), std::string::npos);
   EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["values"] = {{"kind", "real"}, {"scale", "scale"}}; }).find("applies to kind quantizable"),
+            std::string::npos);
+}
+
+// dequantize (issue 20): int8 data first, so its case dtype is int8 and its exact tolerance keyed so;
+// the quantization field names the per-tensor scale and zero point attributes (double, int64), and
+// lint holds it to those types; every scale a float32, whose products with +-255 stay finite.
+TEST(Schema, DequantizeNamesItsQuantizerAttributes) {
+  std::vector<SchemaIssue> issues;
+  auto d = load_schema_file(source_schemas() + "/dequantize.json", &issues);
+  ASSERT_TRUE(d) << render(issues);
+  ASSERT_EQ(d->inputs.size(), 1u);
+  EXPECT_EQ(d->inputs[0].dtypes, std::vector<DType>{DType::Int8});
+  EXPECT_EQ(d->inputs[0].values.kind, "integer");
+  EXPECT_EQ(d->inputs[0].values.low, "-128");
+  EXPECT_EQ(d->inputs[0].values.below, "128");
+  EXPECT_EQ(d->inputs[0].quant_scale, "scale");
+  EXPECT_EQ(d->inputs[0].quant_zero_point, "zero_point");
+  EXPECT_FALSE(d->inputs[0].quant_axis);
+  ASSERT_EQ(d->attributes.size(), 2u);
+  EXPECT_EQ(d->attributes[0].type, "double");
+  EXPECT_EQ(d->attributes[1].type, "int64");
+  EXPECT_EQ(d->outputs[0].dtype, "float32");
+  EXPECT_EQ(d->case_dtypes(), std::vector<DType>{DType::Int8});
+  EXPECT_EQ(d->tolerance.at(DType::Int8).mode, "exact");
+  bool subnormal = false;
+  for (const AttrValue& v : d->attributes[0].values) {
+    const double s = std::get<double>(v);
+    EXPECT_EQ(double(float(s)), s) << s;
+    EXPECT_GT(s, 0.0);
+    EXPECT_TRUE(std::isfinite(255.0f * float(s))) << s;
+    subnormal |= float(s) < std::numeric_limits<float>::min();
+  }
+  EXPECT_TRUE(subnormal) << "a float32-subnormal scale";
+  std::set<int64_t> zps;
+  for (const AttrValue& v : d->attributes[1].values) zps.insert(std::get<int64_t>(v));
+  for (int64_t z : {-128, -127, 0, 126, 127}) EXPECT_TRUE(zps.count(z)) << z;
+  for (const char* op : {"aten::dequantize", "aten::_make_per_tensor_quantized_tensor", "aten::int_repr"})
+    EXPECT_NE(std::find(d->forbidden_ops.begin(), d->forbidden_ops.end(), op), d->forbidden_ops.end()) << op;
+  // Planted lint failures of the quantization field.
+  const json base = read_json(source_schemas() + "/dequantize.json");
+  auto lint_of = [&](const std::function<void(json&)>& edit) {
+    json j = base;
+    edit(j);
+    static TempDir dir;
+    return render(lint_schema_file(dir.write("dequantize.json", j.dump()), {}));
+  };
+  EXPECT_EQ(lint_of([](json&) {}), "");
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["quantization"]["scale"] = "zero_point"; }).find("is no double"),
+            std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["quantization"]["zero_point"] = "scale"; }).find("is no int64"),
+            std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["quantization"]["axis"] = 0; }).find("no axis"), std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["quantization"]["scale"] = "s"; }).find("unknown scale input or attribute"),
+            std::string::npos);
+  EXPECT_NE(lint_of([](json& j) { j["inputs"][0]["quantization"]["zero_point"] = "zp"; }).find("unknown zero-point"),
             std::string::npos);
 }
 

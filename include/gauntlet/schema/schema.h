@@ -105,8 +105,8 @@ struct InputSpec {
   ValueDomain values;
   std::vector<std::string> layouts;  // allowed: contiguous, transposed, strided, offset, expanded, channels_last
   // Quantized integer inputs (dtype int8/uint8): real value = (q - zero_point) * scale.
-  std::string quant_scale;              // name of the input holding the scale(s); empty: not quantized
-  std::string quant_zero_point;         // name of the zero-point input; empty: zero point 0
+  std::string quant_scale;              // the input holding the scale(s), or a double attribute; empty: not quantized
+  std::string quant_zero_point;         // the zero-point input, or an int64 attribute; empty: zero point 0
   std::optional<int64_t> quant_axis;    // per-channel axis; absent: per-tensor
 };
 
