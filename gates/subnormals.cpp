@@ -2,6 +2,8 @@
 #include <rapidcheck.h>
 
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "gauntlet/cases/case_cost.h"
 #include "gauntlet/cases/gate.h"
@@ -31,6 +33,12 @@ enum class Mix {
 struct Fill {
   Distribution base;
   Mix mix = Mix::None;
+};
+
+// One declared value of a floating attribute (attribute_plans, below).
+struct AttributePlan {
+  std::string attr;
+  double value = 0;
 };
 
 // One assignment of distributions to the op's floating inputs, in schema order.
@@ -203,6 +211,41 @@ Case draw_case(const CaseSpace& space, DType dtype, const Plan& plan) {
   return c;
 }
 
+// An op without a floating input can still return subnormal values, made by a floating attribute
+// (dequantize's scale times an integer). Each declared value of a double attribute below the largest
+// smallest-normal among the floating outputs' dtypes is a plan of its own, drawn with everything else
+// typical; judged strictly, as every case of this gate. The value gates leave results below the
+// smallest normal to this gate, so without these a kernel flushing them would pass everywhere.
+std::vector<AttributePlan> attribute_plans(const OpSchema& schema) {
+  if (has_floating_input(schema)) return {};
+  double threshold = 0;
+  for (const OutputSpec& o : schema.outputs)
+    if (const auto d = dtype_from_name(o.dtype); d && dtype_is_floating(*d))
+      threshold = std::max(threshold, num::limits(*d).min_normal);
+  std::vector<AttributePlan> plans;
+  for (const AttrSpec& a : schema.attributes)
+    if (a.type == "double")
+      for (const AttrValue& v : a.values)
+        if (const double x = attr_as_double(v); x != 0 && std::fabs(x) < threshold) plans.push_back({a.name, x});
+  return plans;
+}
+
+// A typical case of `dtype` with the plan's attribute at its value (inside a RapidCheck property,
+// which shrinks its shape).
+Case draw_attribute_case(const CaseSpace& space, DType dtype, const AttributePlan& plan) {
+  Case c = gate_cases::draw_shaped_case(space, dtype, Distribution::Normal, pick_seed(), /*tiny=*/true,
+                                        /*uniform_dims=*/true);
+  c.attrs[plan.attr] = plan.value;
+  c.label = dtype_name(dtype);
+  for (const TensorRecipe& r : c.tensors) {
+    std::string shape;
+    for (size_t k = 0; k < r.shape.size(); ++k) shape += (k ? "," : "") + std::to_string(r.shape[k]);
+    c.label += " " + r.name + "=[" + shape + "]";
+  }
+  for (const auto& [k, v] : c.attrs) c.label += " " + k + "=" + attr_to_string(v);
+  return c;
+}
+
 }  // namespace subnormals
 
 namespace {
@@ -212,7 +255,9 @@ class SubnormalsGate : public Gate {
   std::string name() const override { return "subnormals"; }
 
   GateVerdict run(GateContext& ctx) override {
-    if (!has_floating_input(ctx.schema)) return skip_without_floating_input(name(), "subnormal or near-overflow value");
+    const std::vector<subnormals::AttributePlan> attribute_plans = subnormals::attribute_plans(ctx.schema);
+    if (!has_floating_input(ctx.schema) && attribute_plans.empty())
+      return skip_without_floating_input(name(), "subnormal or near-overflow value");
     SessionHolder holder(ctx, name());
     Stats stats;
     bool halted = false;  // the child died, hung or would not load: later cases are not run
@@ -250,23 +295,30 @@ class SubnormalsGate : public Gate {
     const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, 4, 1);
     const int per_plan = budget.cases * std::max(1, ctx.budget);
     int cases = 0;
+    // One plan's search; a failure's verdict (shrunk, with its replay) when it failed.
+    auto search_plan = [&](const std::string& search, const std::function<Case()>& draw) -> std::optional<GateVerdict> {
+      PropertyOutcome out = run_property(ctx, search, per_plan, draw, check, 150);
+      cases += out.cases;
+      if (!out.failed) return std::nullopt;
+      GateVerdict v = out.verdict;
+      v.name = name();
+      v.cases = cases;
+      v.evidence["cases_before_failure"] = cases;
+      v.evidence["shrink_steps"] = out.shrink_steps;
+      v.evidence["smallest_case"] = out.smallest.label;
+      if (have_failure && v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), last_failure, v);
+      return v;
+    };
     for (DType dtype : ctx.space.dtypes()) {
       const std::vector<subnormals::Plan> plans = subnormals::plans_for(ctx.schema, dtype);
-      for (size_t p = 0; p < plans.size(); ++p) {
-        const std::string search = name() + "/" + dtype_name(dtype) + "/" + std::to_string(p);
-        PropertyOutcome out = run_property(
-            ctx, search, per_plan, [&] { return subnormals::draw_case(ctx.space, dtype, plans[p]); }, check, 150);
-        cases += out.cases;
-        if (!out.failed) continue;
-        GateVerdict v = out.verdict;
-        v.name = name();
-        v.cases = cases;
-        v.evidence["cases_before_failure"] = cases;
-        v.evidence["shrink_steps"] = out.shrink_steps;
-        v.evidence["smallest_case"] = out.smallest.label;
-        if (have_failure && v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), last_failure, v);
-        return v;
-      }
+      for (size_t p = 0; p < plans.size(); ++p)
+        if (auto failed = search_plan(name() + "/" + dtype_name(dtype) + "/" + std::to_string(p),
+                                      [&] { return subnormals::draw_case(ctx.space, dtype, plans[p]); }))
+          return *failed;
+      for (size_t p = 0; p < attribute_plans.size(); ++p)
+        if (auto failed = search_plan(name() + "/" + dtype_name(dtype) + "/" + attribute_plans[p].attr + std::to_string(p),
+                                      [&] { return subnormals::draw_attribute_case(ctx.space, dtype, attribute_plans[p]); }))
+          return *failed;
     }
     GateVerdict v;
     v.name = name();

@@ -29,6 +29,11 @@ struct Plan {
   bool fp16_only = false;
 };
 std::vector<Plan> plans_for(const OpSchema& schema);
+struct AttributePlan {
+  std::string attr;
+  double value = 0;
+};
+std::vector<AttributePlan> attribute_plans(const OpSchema& schema);
 double mix_value(Mix mix, DType dtype, uint64_t seed, uint64_t t, uint64_t k, double shift);
 }  // namespace gauntlet::subnormals
 
@@ -74,6 +79,24 @@ TEST(SubnormalsPlans, EveryOpGetsSubnormalsAndItsOwnEdgeCases) {
     EXPECT_TRUE(uses(subnormals::plans_for(load_test_schema(op)), Distribution::LargeLogits)) << op;
   for (const char* op : {"layer_norm", "rms_norm"})
     EXPECT_TRUE(uses(subnormals::plans_for(load_test_schema(op)), Distribution::TinySpread)) << op;
+}
+
+TEST(SubnormalsPlans, AnOpWithoutFloatingInputsGetsItsSubnormalAttributeValues) {
+  // dequantize: int8 data, a float32 output made by its scale: the declared scales below FLT_MIN.
+  const auto plans = subnormals::attribute_plans(load_test_schema("dequantize"));
+  std::set<double> values;
+  for (const auto& p : plans) {
+    EXPECT_EQ(p.attr, "scale");
+    EXPECT_GT(p.value, 0);
+    EXPECT_LT(p.value, num::limits(DType::Float32).min_normal);
+    values.insert(p.value);
+  }
+  EXPECT_TRUE(values.count(std::ldexp(1.0, -140))) << "the scale whose every product is subnormal";
+  EXPECT_TRUE(values.count(std::ldexp(1.0, -127)));
+  EXPECT_EQ(values.size(), 3u);
+  // Integer outputs only (unique, hash_join) or floating inputs of their own (their plans do it).
+  for (const char* op : {"unique", "hash_join", "quantize_per_tensor", "relu"})
+    EXPECT_TRUE(subnormals::attribute_plans(load_test_schema(op)).empty()) << op;
 }
 
 TEST(SubnormalsPlans, ExpWindowValuesLandWhereExpIsSubnormal) {
@@ -199,3 +222,18 @@ TEST(SubnormalsGate, OnePassVarianceFailsOnTinySpreadRows) {
 }
 
 }  // namespace
+
+TEST(SubnormalsGate, AnIntegerInputOpIsJudgedAtItsSubnormalScales) {
+  // dequantize has no floating input; its subnormal scales make subnormal results, kept by the
+  // control and flushed to zero by the planted bug, which every other gate passes.
+  RealRun control("controls/dequantize.json");
+  GateVerdict v = make_gate("subnormals")->run(*control.ctx);
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_GT(v.evidence.value("subnormal_expected", int64_t(0)), 0) << v.message;
+  RealRun bug("bugs/subnormals/dequantize_flush_subnormal.json");
+  GateVerdict f = make_gate("subnormals")->run(*bug.ctx);
+  Case c = expect_failure_replays(bug, f);
+  EXPECT_NE(f.message.find("got 0,"), std::string::npos) << f.message;
+  ASSERT_TRUE(c.attrs.count("scale")) << c.label;
+  EXPECT_LT(attr_as_double(c.attrs.at("scale")), num::limits(DType::Float32).min_normal) << c.label;
+}
