@@ -316,17 +316,21 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # GPU_TP_POISON: one batch per device poisoning ("address": the default, free blocks by address
     # where the allocator's snapshot can be read; "blocks": GAUNTLET_CUDA_POISON=blocks, whole blocks
     # from the cache), in the order given, so the two are compared on the same machine.
-    for poison in ${GPU_TP_POISON:-default}; do
-      # "slackN": by address, the cache kept up to N MiB beyond twice a case's blocks.
-      label=$config; [ "$poison" = default ] || label=$config-$poison
-      unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB
+    # GPU_TP_VARIANTS (or GPU_TP_POISON, its older name) also takes "slackN" (by address, the cache
+    # kept up to N MiB beyond twice a case's blocks) and "ns=LIST" (GAUNTLET_NAMESPACES=LIST for the
+    # children, e.g. ns=mount,pid,ipc: no network namespace, whose creation and teardown the kernel
+    # serializes; docs/gpu.md, "Twenty-seventh session").
+    for poison in ${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}; do
+      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | tr ',=' '+-')
+      unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES
       case $poison in
         blocks) export GAUNTLET_CUDA_POISON=blocks ;;
         slack*) export GAUNTLET_CUDA_POISON_SLACK_MIB=${poison#slack} ;;
+        ns=*) export GAUNTLET_NAMESPACES=${poison#ns=} ;;
       esac
       tp_batch "$label" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
     done
-    unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB
+    unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES
   done
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
