@@ -162,6 +162,13 @@ std::vector<Plan> plans_for(const OpSchema& schema, DType dtype) {
   return plans;
 }
 
+// "2,3,4": a tensor's sizes in a case label.
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (size_t k = 0; k < shape.size(); ++k) text += (k ? "," : "") + std::to_string(shape[k]);
+  return text;
+}
+
 // Draws a case of one dtype and plan (inside a RapidCheck property): value seed, a list of 1..32
 // keys, each mixing one value into every tensor whose plan mixes (its position and value are
 // functions of the seed and the key), then shape and attributes. RapidCheck shrinks what was drawn
@@ -181,8 +188,7 @@ Case draw_case(const CaseSpace& space, DType dtype, const Plan& plan) {
   size_t f = 0;
   for (size_t t = 0; t < c.tensors.size(); ++t) {
     TensorRecipe& r = c.tensors[t];
-    std::string shape;
-    for (size_t k = 0; k < r.shape.size(); ++k) shape += (k ? "," : "") + std::to_string(r.shape[k]);
+    const std::string shape = shape_text(r.shape);
     if (r.distribution == Distribution::Index || !dtype_is_floating(r.dtype)) {
       c.label += " " + r.name + "=[" + shape + "]";
       continue;
@@ -237,11 +243,7 @@ Case draw_attribute_case(const CaseSpace& space, DType dtype, const AttributePla
                                         /*uniform_dims=*/true);
   c.attrs[plan.attr] = plan.value;
   c.label = dtype_name(dtype);
-  for (const TensorRecipe& r : c.tensors) {
-    std::string shape;
-    for (size_t k = 0; k < r.shape.size(); ++k) shape += (k ? "," : "") + std::to_string(r.shape[k]);
-    c.label += " " + r.name + "=[" + shape + "]";
-  }
+  for (const TensorRecipe& r : c.tensors) c.label += " " + r.name + "=[" + shape_text(r.shape) + "]";
   for (const auto& [k, v] : c.attrs) c.label += " " + k + "=" + attr_to_string(v);
   return c;
 }

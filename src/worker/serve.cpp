@@ -496,13 +496,8 @@ bool serve_timing(const KernelEntry& entry, const wire::Frame& f) {
 }  // namespace
 
 int serve(const SandboxPolicy& policy) {
-  StartupPhases startup;
-  startup.before_serve = seconds_since_process_start();  // while /proc is still there
-  auto phase_clock = PhaseClock::now();
-  auto lap = [&phase_clock](double* into) {
-    *into = seconds_since(phase_clock);
-    phase_clock = PhaseClock::now();
-  };
+  const auto serve_start = PhaseClock::now();
+  StartupPhases startup;  // device=cuda: where the child's start went (startup_phases.h)
   wire::Frame f;
   std::string why;
   if (wire::read_frame(kRequestFd, &f, -1, &why) != wire::ReadStatus::Ok || f.type != wire::FrameType::Load)
@@ -520,10 +515,13 @@ int serve(const SandboxPolicy& policy) {
   // The CUDA driver reserves large virtual ranges: an address-space/data limit breaks its start.
   // GPU memory is bounded by the device; a CUDA child's host memory is not limited yet (docs/gpu.md).
   if (g_cuda) effective.memory_limit_bytes = 0;
-  phase_clock = PhaseClock::now();  // the Load frame's wait is the parent's, not the start's
+  // The process's age when serve began, read while /proc is still there; the Load frame's wait
+  // since then is the parent's, not the start's.
+  if (g_cuda) startup.before_serve = seconds_since_process_start() - seconds_since(serve_start);
+  const auto sandbox_start = PhaseClock::now();
   if (!enter_sandbox(effective, &so_path, &notes, &error, g_cuda))
     return (send_load_reply(false, "harness: sandbox setup failed: " + error, "", ""), 3);
-  lap(&startup.sandbox);
+  startup.sandbox = seconds_since(sandbox_start);
 
   at::set_num_threads(std::max(1, load.intra_op_threads));
   // Fresh memory reads as the poison byte (unwritten outputs show); guarded when the memory gate asks.
@@ -531,10 +529,10 @@ int serve(const SandboxPolicy& policy) {
   g_record_ops = load.record_ops;
   if (g_record_ops) install_operator_recorder(g_cuda);
 
-  phase_clock = PhaseClock::now();
+  const auto dlopen_start = PhaseClock::now();
   void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return (send_load_reply(false, std::string("dlopen failed: ") + dlerror(), "", notes), 4);
-  lap(&startup.dlopen);
+  startup.dlopen = seconds_since(dlopen_start);
   auto entries_fn = reinterpret_cast<GauntletEntriesFn>(dlsym(handle, GAUNTLET_ENTRIES_SYMBOL));
   if (!entries_fn)
     return (send_load_reply(false, "the shared object has no gauntlet entry table (not built by gauntlet?)", "", notes), 4);
@@ -543,11 +541,12 @@ int serve(const SandboxPolicy& policy) {
     if (load.entry == e->name) entry = e;
   if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
   if (g_cuda) {
-    phase_clock = PhaseClock::now();
+    const auto init_start = PhaseClock::now();
     g_device_info = describe_cuda_device();
-    lap(&startup.cuda_init);
+    startup.cuda_init = seconds_since(init_start);
+    const auto context_start = PhaseClock::now();
     warm_up_cuda();
-    lap(&startup.context);
+    startup.context = seconds_since(context_start);
     g_device_info = with_startup_phases(g_device_info, startup);
   }
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;
