@@ -3,6 +3,7 @@ import ctypes
 import errno
 import os
 import sys
+import time
 
 from . import serve, state
 from .sandbox import NS_IPC, NS_MOUNT, NS_NET, NS_PID, NS_USER, decode_policy
@@ -117,7 +118,7 @@ def zygote_main():
         for level, kind, data in anc:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.extend(_struct.unpack("<%di" % (len(data) // 4), data[:len(data) - len(data) % 4]))
-        pid, achieved, err = -1, 0, errno.EINVAL
+        pid, achieved, err, clone_ns = -1, 0, errno.EINVAL, 0
         try:
             r = Reader(msg)
             wanted = r.u32()
@@ -126,7 +127,9 @@ def zygote_main():
             policy = None
         if policy is not None and len(fds) == 4:
             uid, gid = os.getuid(), os.getgid()
+            clone_start = time.monotonic_ns()
             pid, achieved, err = clone_sandboxed(wanted)
+            clone_ns = time.monotonic_ns() - clone_start
             if pid == 0:
                 code = 3
                 # As zygote.cpp: the child dies with gauntlet's forking thread (CLONE_PARENT).
@@ -152,7 +155,7 @@ def zygote_main():
         for fd in fds:
             os.close(fd)
         try:
-            sock.send(_struct.pack("<qIq", pid, achieved, err))
+            sock.send(_struct.pack("<qIqq", pid, achieved, err, clone_ns))
         except OSError:
             break
     for pid in children:  # the parent went away: take every child started with it

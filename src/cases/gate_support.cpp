@@ -76,6 +76,10 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
     return nullptr;
   }
   ctx.sandbox_note = ctx.launcher.isolation_note();
+  ctx.timing.spawn_lock += s->spawn_times().lock_wait;
+  ctx.timing.spawn_zygote_start += s->spawn_times().zygote_start;
+  ctx.timing.spawn_zygote += s->spawn_times().zygote;
+  ctx.timing.spawn_clone += s->spawn_times().clone;
   Outcome o = s->load(request);
   if (o.kind != Outcome::Kind::Ok) {
     failed->status = status_for(o.kind);

@@ -217,6 +217,9 @@ void GateRunner::record_time(const GateRun& run, GateVerdict* v) const {
   const GateContext::Timing& time = run.time;
   if (time.children == 0) return;
   v->evidence["time"] = {{"children", time.children}, {"spawn_seconds", time.spawn},
+                         {"spawn_lock_seconds", time.spawn_lock}, {"spawn_zygote_start_seconds", time.spawn_zygote_start},
+                         {"spawn_zygote_seconds", time.spawn_zygote},
+                         {"spawn_clone_seconds", time.spawn_clone},
                          {"inputs_seconds", time.inputs}, {"oracle_seconds", time.oracle},
                          {"kernel_seconds", time.kernel},
                          {"worker_round_trip_seconds", time.call}};

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <condition_variable>
 #include <cstdlib>
@@ -305,16 +306,28 @@ bool Launcher::start_zygote(std::string* error, bool python) {
   return true;
 }
 
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
 std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
+  const auto called = std::chrono::steady_clock::now();
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  spawn_times_ = SpawnTimes{};
+  spawn_times_.lock_wait = seconds_since(called);
   reap_exiting(false);
   if (python_) {  // Python modules: the Python zygote, else fork+exec (never the native zygote)
     if (options_.use_zygote && !py_zygote_failed_) {
       std::string why;
+      const auto started = std::chrono::steady_clock::now();
       if (py_zygote_pid_ < 0 && !start_zygote(&why, true)) {
         py_zygote_failed_ = true;
         note_ = "fork+exec (Python zygote unavailable: " + why + ")";
       }
+      spawn_times_.zygote_start = seconds_since(started);
       if (!py_zygote_failed_) return spawn_via_zygote(error, true);
     }
     return spawn_via_exec(error);
@@ -322,7 +335,10 @@ std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
   if (options_.use_zygote && !zygote_failed_) {
     if (zygote_pid_ < 0) {
       std::string why;
-      if (!start_zygote(&why)) {
+      const auto started = std::chrono::steady_clock::now();
+      const bool ok = start_zygote(&why);
+      spawn_times_.zygote_start = seconds_since(started);
+      if (!ok) {
         zygote_failed_ = true;
         note_ = "fork+exec (zygote unavailable: " + why + ")";
       }
@@ -382,10 +398,12 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error, bo
   pollfd pfd{zygote_sock, POLLIN, 0};
   char buf[64];
   ssize_t n = -1;
+  const auto asked = std::chrono::steady_clock::now();
   if (sendmsg(zygote_sock, &msg, 0) >= 0 && poll(&pfd, 1, 30000) == 1)
     n = recv(zygote_sock, buf, sizeof buf, 0);
+  spawn_times_.zygote = seconds_since(asked);
   fds.close_child_ends();
-  if (n != 20) {
+  if (n != 28) {
     fds.close_all();
     *error = "the zygote stopped answering";
     return nullptr;
@@ -397,6 +415,9 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error, bo
   r.i64(&pid);
   r.u32(&achieved);
   r.i64(&err);
+  int64_t clone_ns = 0;
+  r.i64(&clone_ns);
+  spawn_times_.clone = double(clone_ns) / 1e9;
   if (pid <= 0) {
     fds.close_all();
     *error = std::string("the zygote could not fork a child: ") + strerror(int(err));
@@ -514,6 +535,7 @@ std::unique_ptr<WorkerSession> Launcher::adopt_child(pid_t pid, bool pid_ns, int
   s->rep_fd_ = rep_fd;
   s->capture_fd_ = capture_fd;
   s->timeout_seconds_ = options_.timeout_seconds;
+  s->spawn_times_ = spawn_times_;
   s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
   return s;
 }

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -62,6 +63,12 @@ void arrange_fds(int req, int rep, int capture, int status) {
 namespace {
 
 std::set<pid_t> g_children;
+
+int64_t monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
 
 bool recv_spawn(int sock, uint32_t* ns_wanted, std::string* policy_hex, int fds[4]) {
   char buf[4096];
@@ -145,12 +152,14 @@ int zygote_main() {
     SandboxPolicy policy;
     int32_t result_pid = -1, err = 0;
     uint32_t achieved = 0;
+    int64_t clone_ns = 0;  // the clone itself: copying the zygote's mappings, making the namespaces
     if (decode_policy(policy_hex, &policy)) {
       const uid_t uid = getuid();
       const gid_t gid = getgid();
       // CLONE_PARENT makes the child gauntlet's own child (one fork, no intermediate), so
       // gauntlet waits for it and kills it directly.
       const pid_t gauntlet_pid = getppid();
+      const int64_t clone_start_ns = monotonic_ns();
       pid_t c = clone_sandboxed(wanted, &achieved);
       if (c == 0) {
         // Its parent is gauntlet's thread that forked this zygote (CLONE_PARENT): when gauntlet
@@ -166,6 +175,7 @@ int zygote_main() {
       }
       result_pid = c;
       err = c < 0 ? errno : 0;
+      clone_ns = monotonic_ns() - clone_start_ns;
       if (result_pid > 0) g_children.insert(result_pid);
     } else {
       err = EINVAL;
@@ -176,6 +186,7 @@ int zygote_main() {
     w.i64(result_pid);
     w.u32(achieved);
     w.i64(err);
+    w.i64(clone_ns);
     if (send(sock, w.bytes().data(), w.bytes().size(), 0) < 0) break;
   }
   // The parent went away: take every child we started with us.

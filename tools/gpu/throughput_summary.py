@@ -33,7 +33,8 @@ def main():
         print(f"{label}: no reports in {folder}")
         return 1
     gate_children = {}
-    gate_seconds, parts = {}, {"spawn_seconds": 0.0, "inputs_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
+    gate_seconds, parts = {}, {"spawn_seconds": 0.0, "spawn_lock_seconds": 0.0, "spawn_zygote_start_seconds": 0.0, "spawn_zygote_seconds": 0.0,
+                                "spawn_clone_seconds": 0.0, "inputs_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
                                 "worker_round_trip_seconds": 0.0, "children": 0}
     verdicts = {}
     for r in reports:
@@ -99,6 +100,12 @@ def main():
         print(f"a child's start, median of {len(starts)} (s): " + ", ".join(
             f"{k} {statistics.median([x.get(k, 0.0) for x in starts]):.3f}" for k in keys) +
             f"; the parent's spawn a child {parts['spawn_seconds'] / max(1, parts['children']):.3f}")
+    kids = max(1, parts["children"])
+    print(f"the parent's spawn a child (s, mean of {parts['children']}): {parts['spawn_seconds'] / kids:.3f}, of it "
+          f"waiting for the launcher {parts['spawn_lock_seconds'] / kids:.3f}, starting the zygote "
+          f"{parts['spawn_zygote_start_seconds'] / kids:.3f}, the zygote's round trip "
+          f"{parts['spawn_zygote_seconds'] / kids:.3f} (the clone {parts['spawn_clone_seconds'] / kids:.3f}); the rest is "
+          f"the child's start and the load")
     methods = sorted({r.get("environment", {}).get("gpu", {}).get("poison_method", "") for r in reports} - {""})
     if methods:
         print("device poisoning: " + ", ".join(methods))

@@ -54,6 +54,10 @@ struct GateContext {
   // Where the time goes, accumulated by open_session and run_case (verify reports it per gate).
   struct Timing {
     double spawn = 0;   // starting children and loading the kernel into them
+    // Of spawn: waiting for the launcher behind this kernel's other gates, starting the zygote,
+    // the zygote's round trip, and within that the clone (SpawnTimes). The rest is the child's
+    // start and the load.
+    double spawn_lock = 0, spawn_zygote_start = 0, spawn_zygote = 0, spawn_clone = 0;
     double inputs = 0;  // generating the cases' input values
     double oracle = 0;  // the fp64 oracle (an unmapped module's reference child included)
     double kernel = 0;  // inside the kernel's entry (as the worker measured it)

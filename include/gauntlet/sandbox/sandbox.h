@@ -98,6 +98,18 @@ struct Outcome {
 class WorkerSession;
 class GpuTurn;
 
+// Where the parent's part of starting one child went (seconds), for "where the time goes": the
+// wait for the launcher (its other gates' spawns, the zygote's start), starting the zygote (the
+// launcher's first child only: exec, LibTorch's libraries, warm-up), the zygote's round trip, and
+// within it the clone itself (copying the zygote's mappings, making the namespaces). Zero on
+// fork+exec.
+struct SpawnTimes {
+  double lock_wait = 0;
+  double zygote_start = 0;
+  double zygote = 0;
+  double clone = 0;
+};
+
 // Starts worker children. One per verify or per audit lane; owns the zygote. Thread-safe: the
 // gates of one kernel run in parallel threads (VerifyOptions::jobs) and spawn through one launcher.
 class Launcher {
@@ -160,6 +172,7 @@ class Launcher {
   int py_zygote_sock_ = -1;
   bool py_zygote_failed_ = false;
   uint32_t wanted_ns_ = 0;
+  SpawnTimes spawn_times_;  // the spawn in progress (under mu_), copied into its session
   std::string note_;
   std::string device_info_;
   // This launcher's (one kernel's) children running past their GPU turn's bound: at most one.
@@ -212,6 +225,8 @@ class WorkerSession {
   // device=cuda: the GPU as this child saw it (JSON object text); empty for CPU children.
   std::string device_info() const { return device_info_; }
   pid_t pid() const { return pid_; }
+  // The parent's part of this child's start (Launcher::spawn).
+  const SpawnTimes& spawn_times() const { return spawn_times_; }
   // The last `max_bytes` of what the child wrote to stdout/stderr (control characters as spaces).
   std::string captured_output(size_t max_bytes) const;
   // Ends the child politely (Bye), or kills it when it does not leave in time.
@@ -266,6 +281,7 @@ class WorkerSession {
   bool gpu_shared_ = false;         // see gpu_shared()
   bool watch_shared_ = false;       // exchange() in progress: take_gpu_turn notes a shared device
   double timed_run_bound_ = 0;      // >0: a timed run's turn bound, while exchange() serves one
+  SpawnTimes spawn_times_;
   std::string signature_, notes_, device_info_;
 };
 
