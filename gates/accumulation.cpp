@@ -70,6 +70,13 @@ std::vector<Plan> plans_for(const OpSchema& s) {
     return {{"large-mean", {D::LargeMean, D::NearOne, D::Normal}}, {"random", {D::Normal}}};
   // int8_matmul: the int8 operands at the ends of their range (IntegerExtremes: -128 and 127), the
   // scales near one, so every product is +-16129..16384 and a 16-bit partial sum overflows at once.
+  // fp8_matmul: matmul's plans in float8_e4m3fn's range (max 448), without swamp (its large terms
+  // reach 512): integers to 16 and their products are exact in e4m3 and float32, so a float16
+  // accumulator fails exactly; partial overflow passes 65504 (float16's max) long before float32's.
+  if (op == "fp8_matmul")
+    return {{"integer-exact", {D::IntegerExact, D::SmallIntegers}},
+            {"partial-overflow", {D::PartialOverflow, D::NearOne}, true},
+            {"cancellation", {D::Cancellation, D::NearOne}}, {"random", {D::Normal}}};
   if (op == "int8_matmul") return {{"integer-extremes", {D::NearOne}, false, true}, {"random", {D::NearOne}}};
   // sdpa: near-equal scores spread the attention over every key, values in [1,2): the softmax
   // denominator and P@V are long sums of similar terms.
@@ -112,7 +119,7 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
   else if (op == "group_by_sum") want = {{"N", kTerms}, {"G", 4}};
   else if (op == "scatter_add") want = {{"N", kTerms}, {"V", 4}};
   else if (op == "softmax" || op == "log_softmax" || op == "logsumexp") want = {{"M", 8}, {"N", kTerms}};
-  else if (op == "matmul" || op == "linear_relu" || op == "int8_matmul") want = {{"M", 8}, {"N", 8}, {"K", kTerms}};
+  else if (op == "matmul" || op == "linear_relu" || op == "int8_matmul" || op == "fp8_matmul") want = {{"M", 8}, {"N", 8}, {"K", kTerms}};
   else if (op == "bmm") want = {{"B", 2}, {"M", 4}, {"N", 4}, {"K", kTerms}};
   else if (op == "layer_norm" || op == "rms_norm") want = {{"M", 8}, {"D", kTerms}};
   else if (op == "cross_entropy") want = {{"N", 8}, {"C", kTerms}};
@@ -127,7 +134,9 @@ std::map<std::string, int64_t> dims_for(const CaseSpace& space) {
                                         op == "log_softmax" || op == "logsumexp" || op == "segment_sum" ||
                                         op == "group_by_sum" || op == "scatter_add"
                                     ? "N"
-                                : op == "matmul" || op == "linear_relu" || op == "bmm" || op == "int8_matmul" ? "K"
+                                : op == "matmul" || op == "linear_relu" || op == "bmm" || op == "int8_matmul" ||
+                                          op == "fp8_matmul"
+                                      ? "K"
                                 : op == "layer_norm" || op == "rms_norm"               ? "D"
                                 : op == "cross_entropy" || op == "conv2d"              ? "C"
                                 : op == "sdpa"                                         ? "S"

@@ -24,7 +24,8 @@ int64_t numel_of(const std::vector<int64_t>& shape) {
 }
 
 // Why an op has no gradient to check whatever its manifest declares: an integer output (a quantizer's
-// levels are piecewise constant in x) or integer data operands (int8_matmul's a and b); "" otherwise.
+// levels are piecewise constant in x), integer data operands (int8_matmul's a and b) or float8 ones
+// (fp8_matmul's: a storage format autograd does not differentiate); "" otherwise.
 std::string integer_op_reason(const OpSchema& s) {
   for (const OutputSpec& o : s.outputs) {
     auto d = dtype_from_name(o.dtype);
@@ -34,6 +35,9 @@ std::string integer_op_reason(const OpSchema& s) {
     if (!in.dtypes.empty() && in.values.kind == "integer" &&
         std::none_of(in.dtypes.begin(), in.dtypes.end(), dtype_is_floating))
       return "input " + in.name + " holds integer data (" + dtype_name(in.dtypes[0]) + "): no gradient with respect to it";
+  for (const InputSpec& in : s.inputs)
+    if (!in.dtypes.empty() && std::all_of(in.dtypes.begin(), in.dtypes.end(), [](DType d) { return d == DType::Float8E4M3; }))
+      return "input " + in.name + " is " + dtype_name(in.dtypes[0]) + ", a storage format: no gradient with respect to it";
   return "";
 }
 

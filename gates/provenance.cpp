@@ -38,8 +38,6 @@ constexpr int kPerturbationsPerInput = 2;
 constexpr int kPositionsTried = 8;
 constexpr int kCasesPerDtype = 2;  // times --budget
 
-bool is_floating(DType d) { return d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16 || d == DType::Float64; }
-
 // A value clearly different from `old` in the input's domain, exact in the dtype after rounding.
 double perturbed_value(double old, bool positive) {
   const double step = std::max(0.75, std::fabs(old));
@@ -276,7 +274,7 @@ class ProvenanceGate : public Gate {
       const TensorRecipe& r = c.tensors[t];
       const int64_t n = base.inputs[t].numel();
       const bool index = r.distribution == Distribution::Index;
-      if (n == 0 || (index ? r.high - r.low < 2 : !is_floating(r.dtype))) continue;
+      if (n == 0 || (index ? r.high - r.low < 2 : !dtype_is_floating(r.dtype))) continue;
       const at::Tensor flat = base.inputs[t].contiguous().reshape({-1}).to(at::kDouble);
       int done = 0;
       for (int attempt = 0; attempt < kPositionsTried && done < kPerturbationsPerInput; ++attempt) {

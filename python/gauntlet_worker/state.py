@@ -29,3 +29,6 @@ def use_torch(module):
     torch = module
     DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32,
               torch.bool, torch.int8, torch.uint8]
+    # float8_e4m3fn (code 9) where this torch has it (2.1 and later); older ones stop at uint8.
+    if hasattr(torch, "float8_e4m3fn"):
+        DTYPES.append(torch.float8_e4m3fn)

@@ -161,6 +161,9 @@ void print_audit_summary(const nlohmann::json& records, const AuditSummaryInfo& 
   if (info.cuda_skipped)
     std::fprintf(out, "  %d CUDA kernels not verified: %s (not stored; rerun on a GPU machine)\n", info.cuda_skipped,
                  info.cuda_skip_reason.c_str());
+  if (info.dtype_skipped)
+    std::fprintf(out, "  %d kernels not verified: %s (not stored; rerun with a gauntlet built on a newer LibTorch)\n",
+                 info.dtype_skipped, info.dtype_skip_reason.c_str());
   if (info.kernels_verified > 0) {
     const double per = 1e3 / info.kernels_verified;
     const auto& t = info.overhead_seconds;

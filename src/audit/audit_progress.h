@@ -50,6 +50,8 @@ struct AuditSummaryInfo {
   int duplicates = 0;        // entries with the same kernel and contract as an earlier entry
   int cuda_skipped = 0;      // CUDA kernels left for a machine with a GPU (not stored)
   std::string cuda_skip_reason;
+  int dtype_skipped = 0;     // kernels whose op needs a dtype this LibTorch lacks (not stored)
+  std::string dtype_skip_reason;  // the first of them (why_not_runnable_here)
   double seconds = 0;
   int kernels_verified = 0;       // in this run
   // The audit's own bookkeeping: discovery and planning, the lanes' database writes and records,

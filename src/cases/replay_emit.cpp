@@ -10,6 +10,7 @@
 #include "gauntlet/cases/gate.h"
 #include "gauntlet/cases/judge.h"
 #include "gauntlet/common/numerics.h"
+#include "gauntlet/common/wire.h"
 
 namespace gauntlet::replay_emit {
 namespace {
@@ -29,19 +30,10 @@ bool write_bytes(const std::string& path, const void* data, size_t n) {
   return write_file_atomic(path, std::string(static_cast<const char*>(data), n));
 }
 
+// torch's name of the dtype (gauntlet's names are torch's): "" for one gauntlet does not know.
 const char* torch_dtype(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return "float32";
-    case at::kDouble: return "float64";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    case at::kBool: return "bool";
-    case at::kChar: return "int8";
-    case at::kByte: return "uint8";
-    default: return "";
-  }
+  const std::optional<DType> d = wire::from_scalar_type(t);
+  return d ? dtype_name(*d) : "";
 }
 
 // A tensor as its whole storage's bytes plus the view on it: the script rebuilds the same

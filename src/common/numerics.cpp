@@ -30,6 +30,14 @@ constexpr Format kF16{10, -14, 15, 16};
 constexpr Format kBF16{7, -126, 127, 16};
 constexpr Format kF32{23, -126, 127, 32};
 constexpr Format kF64{52, -1022, 1023, 64};
+// float8_e4m3fn: bias 7, and the all-ones exponent holds normal numbers too (up to 1.75 * 2^8 =
+// 448); only S.1111.111 is NaN, and there is no infinity. As a Format its emax is 8 (the top
+// binade's exponent), which round_small needs; its bits are not IEEE-like (the bias is 7, not
+// emax), so e4m3_to_bits/e4m3_from_bits encode them themselves.
+constexpr Format kE4M3{3, -6, 8, 8};
+constexpr int kE4M3Bias = 7;
+constexpr double kE4M3Max = 448.0;
+constexpr uint64_t kE4M3NaN = 0x7F;
 
 [[noreturn]] void not_floating(const char* what, DType d) {
   throw std::invalid_argument(std::string("gauntlet::num::") + what + ": dtype " +
@@ -42,6 +50,7 @@ const Format& format_of(DType d, const char* what) {
     case DType::BFloat16: return kBF16;
     case DType::Float32: return kF32;
     case DType::Float64: return kF64;
+    case DType::Float8E4M3: return kE4M3;
     default: not_floating(what, d);
   }
 }
@@ -138,6 +147,35 @@ double small_from_bits(const Format& f, uint64_t bits) {
   return neg ? -mag : mag;
 }
 
+// float8_e4m3fn has no infinity: what would overflow (past 448 after rounding, or +-inf) is NaN,
+// as torch's float -> Float8_e4m3fn conversion makes it.
+double e4m3_round(double x) {
+  if (std::isnan(x) || std::isinf(x)) return std::numeric_limits<double>::quiet_NaN();
+  const double r = round_small(kE4M3, x);  // IEEE-like: its max finite is 480, past that inf
+  return std::fabs(r) > kE4M3Max ? std::numeric_limits<double>::quiet_NaN() : r;
+}
+
+uint64_t e4m3_to_bits(double representable) {
+  const double x = e4m3_round(representable);
+  const uint64_t sign = std::signbit(x) ? 0x80 : 0;
+  if (std::isnan(x)) return sign | kE4M3NaN;
+  const double a = std::fabs(x);
+  if (a < std::ldexp(1.0, kE4M3.emin)) return sign | static_cast<uint64_t>(std::ldexp(a, kE4M3.mant - kE4M3.emin));
+  int e = 0;
+  const double m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  const auto significand = static_cast<uint64_t>(std::ldexp(m, kE4M3.mant + 1));  // in [8, 16)
+  return sign | (static_cast<uint64_t>(e - 1 + kE4M3Bias) << kE4M3.mant) | (significand - 8);
+}
+
+double e4m3_from_bits(uint64_t bits) {
+  const bool neg = (bits >> 7) & 1;
+  const uint64_t ex = (bits >> 3) & 0xF, frac = bits & 0x7;
+  if (ex == 0xF && frac == 0x7) return std::numeric_limits<double>::quiet_NaN();
+  const double mag = ex == 0 ? std::ldexp(double(frac), kE4M3.emin - kE4M3.mant)
+                             : std::ldexp(double(frac | 0x8), int(ex) - kE4M3Bias - kE4M3.mant);
+  return neg ? -mag : mag;
+}
+
 }  // namespace
 
 DTypeLimits limits(DType floating_dtype) {
@@ -153,6 +191,8 @@ DTypeLimits limits(DType floating_dtype) {
     case DType::Float64:
       return {std::ldexp(1.0, -53), DBL_MAX, DBL_MIN, std::numeric_limits<double>::denorm_min(),
               52};
+    case DType::Float8E4M3:
+      return {std::ldexp(1.0, -4), kE4M3Max, std::ldexp(1.0, -6), std::ldexp(1.0, -9), 3};
     default:
       not_floating("limits", floating_dtype);
   }
@@ -164,6 +204,7 @@ double round_to(DType dtype, double x) {
     case DType::BFloat16: return round_small(kBF16, x);
     case DType::Float32: return static_cast<double>(static_cast<float>(x));
     case DType::Float64: return x;
+    case DType::Float8E4M3: return e4m3_round(x);
     default: not_floating("round_to", dtype);
   }
 }
@@ -183,6 +224,7 @@ uint64_t to_bits(DType dtype, double representable) {
       return b;
     }
     case DType::Float64: return double_bits(representable);
+    case DType::Float8E4M3: return e4m3_to_bits(representable);
     default: not_floating("to_bits", dtype);
   }
 }
@@ -198,6 +240,7 @@ double from_bits(DType dtype, uint64_t bits) {
       return static_cast<double>(v);
     }
     case DType::Float64: return bits_double(bits);
+    case DType::Float8E4M3: return e4m3_from_bits(bits & 0xFFu);
     default: not_floating("from_bits", dtype);
   }
 }

@@ -21,7 +21,7 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::BFloat16, "bfloat16", 2, true}, {DType::Float64, "float64", 8, true},
     {DType::Int64, "int64", 8, false},     {DType::Int32, "int32", 4, false},
     {DType::Bool, "bool", 1, false},       {DType::Int8, "int8", 1, false},
-    {DType::UInt8, "uint8", 1, false},
+    {DType::UInt8, "uint8", 1, false},     {DType::Float8E4M3, "float8_e4m3fn", 1, true},
 };
 constexpr size_t kNumDTypes = sizeof(kDTypes) / sizeof(kDTypes[0]);
 

@@ -9,6 +9,15 @@
 
 #include <cstring>
 
+#include <torch/version.h>
+
+// float8_e4m3fn came to ATen in PyTorch 2.1.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define GAUNTLET_TORCH_HAS_FLOAT8 1
+#else
+#define GAUNTLET_TORCH_HAS_FLOAT8 0
+#endif
+
 #include "gauntlet/common/frame_checksum.h"
 
 namespace gauntlet::wire {
@@ -215,8 +224,20 @@ std::optional<at::ScalarType> to_scalar_type(DType d) {
     case DType::Bool: return at::kBool;
     case DType::Int8: return at::kChar;
     case DType::UInt8: return at::kByte;
+    case DType::Float8E4M3:
+#if GAUNTLET_TORCH_HAS_FLOAT8
+      return at::ScalarType::Float8_e4m3fn;
+#else
+      return std::nullopt;
+#endif
   }
   return std::nullopt;
+}
+
+std::string dtype_unavailable(DType d) {
+  if (to_scalar_type(d)) return "";
+  return std::string("this gauntlet's LibTorch ") + TORCH_VERSION + " has no " + dtype_name(d) +
+         (d == DType::Float8E4M3 ? " (PyTorch 2.1 and later have it)" : "");
 }
 
 std::optional<DType> from_scalar_type(at::ScalarType s) {
@@ -230,6 +251,9 @@ std::optional<DType> from_scalar_type(at::ScalarType s) {
     case at::kBool: return DType::Bool;
     case at::kChar: return DType::Int8;
     case at::kByte: return DType::UInt8;
+#if GAUNTLET_TORCH_HAS_FLOAT8
+    case at::ScalarType::Float8_e4m3fn: return DType::Float8E4M3;
+#endif
     default: return std::nullopt;
   }
 }
@@ -250,8 +274,9 @@ void put_tensor(Writer& w, const at::Tensor& t_in) {
 bool get_tensor(Reader& r, at::Tensor* out, std::string* why) {
   uint8_t code, ndim;
   if (!r.u8(&code) || !r.u8(&ndim)) return (*why = "truncated tensor header", false);
-  if (code > uint8_t(DType::UInt8)) return (*why = "tensor of an unsupported dtype (code " + std::to_string(code) + ")", false);
+  if (code > uint8_t(kLastDType)) return (*why = "tensor of an unsupported dtype (code " + std::to_string(code) + ")", false);
   auto st = to_scalar_type(DType(code));
+  if (!st) return (*why = "a tensor of " + dtype_unavailable(DType(code)), false);
   std::vector<int64_t> sizes(ndim), strides(ndim);
   for (auto& s : sizes)
     if (!r.i64(&s) || s < 0) return (*why = r.ok() ? "negative tensor size " + std::to_string(s) : "truncated tensor sizes", false);

@@ -69,9 +69,9 @@ int run_verify(const VerifyFlags& f) {
   if (std::string why = replay_dir_problem(f.replay_dir); !why.empty()) return fail_usage(why);
   // A CUDA kernel on a machine without CUDA cannot be verified here: said so, as selftest says it,
   // not a build error of the kernel's (exit 2: nothing was verified).
-  if (std::string no_cuda; manifest->device == "cuda" && !cuda_device_present(&no_cuda))
-    return fail_usage((manifest->manifest_path.empty() ? manifest->source : manifest->manifest_path) +
-                      ": a CUDA kernel, and this machine cannot run it: " + no_cuda + "; nothing was verified");
+  if (std::string why = why_not_runnable_here(*manifest); !why.empty())
+    return fail_usage((manifest->manifest_path.empty() ? manifest->source : manifest->manifest_path) + ": " + why +
+                      "; nothing was verified");
   VerifyOptions opts;
   opts.seed = f.seed_given ? f.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
   opts.budget = f.budget;

@@ -147,6 +147,7 @@ const std::map<std::string, oracle_impl::OracleFn>& oracle_table() {
       {"quantize_per_tensor", o::quantize_per_tensor},
       {"dequantize", o::dequantize},
       {"int8_matmul", o::int8_matmul},
+      {"fp8_matmul", o::fp8_matmul},
       {"unique", o::unique},
       {"hash_join", o::hash_join},
   };

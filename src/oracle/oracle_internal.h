@@ -87,6 +87,7 @@ OracleResult hash_join(const Inputs&, const AttrMap&);
 OracleResult quantize_per_tensor(const Inputs&, const AttrMap&);
 OracleResult dequantize(const Inputs&, const AttrMap&);
 OracleResult int8_matmul(const Inputs&, const AttrMap&);
+OracleResult fp8_matmul(const Inputs&, const AttrMap&);
 
 // y[b,i,j] = sum_k a[b,i,k] * w(b,k,j) (+ bias[j]), each element exact and rounded once to `out`
 // (relu'd after, where asked); a [B,M,K], w [B,K,N] (w_kn) or [B,N,K], all float64 contiguous.

@@ -1,4 +1,4 @@
-// Oracles of the quantized ops (SPEC "next ops"): quantize_per_tensor to int8, dequantize back, and int8_matmul with scales.
+// Oracles of the quantized ops (SPEC "next ops"): quantize_per_tensor to int8, dequantize back, int8_matmul and fp8_matmul with scales.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -137,6 +137,52 @@ OracleResult int8_matmul(const Inputs& in, const AttrMap&) {
              std::to_string(k) + " is too large for the contract");
       out[size_t(i * n + j)] = double(acc) * sa * sb[j];
       scale[size_t(i * n + j)] = std::fabs(out[size_t(i * n + j)]);
+    }
+  }
+  return make_result(at::tensor(at::ArrayRef<double>(out), at::kDouble).reshape({m, n}).clone(),
+                     at::tensor(at::ArrayRef<double>(scale), at::kDouble).reshape({m, n}).clone());
+}
+
+// fp8_matmul: (a.float() @ b.float()) * a_scale * b_scale, a and b float8_e4m3fn (any floating
+// dtype is accepted, so the oracle is tested where LibTorch has no float8). Every e4m3 value is a
+// multiple of 2^-9 below 2^9, so each product is a multiple of 2^-18 below 2^18 and a float64 sum
+// of K <= 2^16 of them needs at most 52 bits: the dot products are exact, in any order. The
+// scales' two products add two float64 roundings (2^-53 relative): the reference a float32 kernel
+// is judged against. Scale: sum_k |a_ik * b_kj| * |a_scale * b_scale_j|, the reduction bound's.
+OracleResult fp8_matmul(const Inputs& in, const AttrMap&) {
+  expect_count(in, 4);
+  const at::Tensor a = value_input(in, 0, "a"), b = value_input(in, 1, "b");
+  if (!at::isFloatingType(in[0].scalar_type()) || !at::isFloatingType(in[1].scalar_type()))
+    fail("a and b must be floating (float8_e4m3fn), got " + std::string(at::toString(in[0].scalar_type())) + " and " +
+         std::string(at::toString(in[1].scalar_type())));
+  expect_rank(a, "a", 2);
+  expect_rank(b, "b", 2);
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  if (b.size(0) != k) fail("b must have size(a, 1) = " + std::to_string(k) + " rows, got " + shape_str(b));
+  const at::Tensor a_scale = value_input(in, 2, "a_scale"), b_scale = value_input(in, 3, "b_scale");
+  if (a_scale.numel() != 1) fail("a_scale must hold one value, got " + shape_str(a_scale));
+  if (b_scale.numel() != n) fail("b_scale must hold size(b, 1) = " + std::to_string(n) + " values, got " + shape_str(b_scale));
+  const double* pa = a.data_ptr<double>();
+  const double* pb = b.data_ptr<double>();
+  const double sa = a_scale.data_ptr<double>()[0];
+  const double* sb = b_scale.data_ptr<double>();
+  std::vector<double> out(size_t(m * n)), scale(size_t(m * n));
+  // Row by row, walking b along its rows (i, t, j), as int8_matmul: exact sums in any order.
+  std::vector<double> row(static_cast<size_t>(n)), mag(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    std::fill(mag.begin(), mag.end(), 0.0);
+    for (int64_t t = 0; t < k; ++t) {
+      const double av = pa[i * k + t];
+      const double* brow = pb + t * n;
+      for (int64_t j = 0; j < n; ++j) {
+        row[size_t(j)] += av * brow[j];
+        mag[size_t(j)] += std::fabs(av * brow[j]);
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      out[size_t(i * n + j)] = row[size_t(j)] * sa * sb[j];
+      scale[size_t(i * n + j)] = mag[size_t(j)] * std::fabs(sa * sb[j]);
     }
   }
   return make_result(at::tensor(at::ArrayRef<double>(out), at::kDouble).reshape({m, n}).clone(),

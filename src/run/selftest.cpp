@@ -133,13 +133,11 @@ int run_selftest(const SelftestOptions& options, Launcher& launcher, std::FILE* 
       ++mismatched;
       continue;
     }
-    if (manifest->device == "cuda") {
-      std::string why;
-      if (!cuda_device_present(&why)) {  // reported, not a mismatch: CPU-only hosts run the rest
-        std::fprintf(out, "  %-48s %-14s skipped: %s\n", rel.c_str(), manifest->op.c_str(), why.c_str());
-        ++skipped;
-        continue;
-      }
+    // Reported, not a mismatch: CPU-only hosts (or an older LibTorch) run the rest.
+    if (std::string why = why_not_runnable_here(*manifest); !why.empty()) {
+      std::fprintf(out, "  %-48s %-14s skipped: %s\n", rel.c_str(), manifest->op.c_str(), why.c_str());
+      ++skipped;
+      continue;
     }
     VerifyOptions vo = options.verify;
     vo.seed = options.seed;
@@ -182,7 +180,7 @@ int run_selftest(const SelftestOptions& options, Launcher& launcher, std::FILE* 
                                    "(. pass, F fail, E error, - skip, H harness-error)");
   std::fprintf(out, "selftest: %zu kernels, %d as declared, %d mismatched, %d harness errors", manifests.size(),
                int(manifests.size()) - mismatched - harness - skipped, mismatched, harness);
-  if (skipped) std::fprintf(out, ", %d skipped (CUDA kernels without a CUDA device)", skipped);
+  if (skipped) std::fprintf(out, ", %d skipped (this machine cannot run them: no CUDA device, or a dtype its LibTorch lacks)", skipped);
   std::fprintf(out, "\n");
   return harness ? 2 : mismatched ? 1 : 0;
 }

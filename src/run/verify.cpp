@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "gate_runner.h"
@@ -10,7 +11,9 @@
 #include "gauntlet/cases/contract_check.h"
 #include "gauntlet/cases/contract_scope.h"
 #include "gauntlet/run/root_cause.h"
+#include "gauntlet/sandbox/device_nodes.h"
 #include "gauntlet/sandbox/gpu_turn.h"
+#include "gauntlet/common/wire.h"
 #include "gauntlet/build/module_build.h"
 #include "gauntlet/oracle/module_oracle.h"
 #include "gauntlet/kernelbench/problem_contract.h"
@@ -18,6 +21,32 @@
 #include "gauntlet/version.h"
 
 namespace gauntlet {
+std::string why_not_runnable_here(const KernelManifest& manifest) {
+  if (std::string no_cuda; manifest.device == "cuda" && !cuda_device_present(&no_cuda))
+    return "a CUDA kernel, and this machine cannot run it: " + no_cuda;
+  return dtypes_unavailable_for(manifest);
+}
+
+std::string dtypes_unavailable_for(const KernelManifest& manifest) {
+  if (manifest.op == kModuleOp) return "";  // a module's dtypes are its problem's, known once it runs
+  std::string ignored;
+  const std::optional<OpSchema> schema = find_schema(manifest.op, &ignored);
+  if (!schema) return "";  // verify says what is wrong with it
+  const InputSpec* case_input = schema->case_dtype_input();
+  for (const InputSpec& in : schema->inputs) {
+    std::vector<DType> wanted = in.dtypes;
+    if (&in == case_input && !manifest.dtypes.empty())  // the kernel's own narrowing of the case dtypes
+      wanted.erase(std::remove_if(wanted.begin(), wanted.end(), [&](DType d) {
+                     return std::find(manifest.dtypes.begin(), manifest.dtypes.end(), d) == manifest.dtypes.end();
+                   }), wanted.end());
+    if (wanted.empty()) continue;
+    const bool any_available = std::any_of(wanted.begin(), wanted.end(), [](DType d) { return wire::dtype_unavailable(d).empty(); });
+    if (!any_available)
+      return manifest.op + ": input " + in.name + " is " + dtype_name(wanted[0]) + ", and " + wire::dtype_unavailable(wanted[0]);
+  }
+  return "";
+}
+
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

@@ -49,6 +49,12 @@ const std::map<std::string, Baseline>& baselines() {
        }},
       {"embedding", [](const Args& a) { return at::embedding(T(a, 0), T(a, 1)); }},
       {"filter", [](const Args& a) { return T(a, 0).masked_select(T(a, 0) > D(a, 1)); }},
+      {"fp8_matmul", [](const Args& a) {
+         // (a.float() @ b.float()) * a_scale * b_scale, as the schema's semantics say: the e4m3
+         // operands widened, one float32 GEMM (torch._scaled_mm's signature changes between
+         // releases and it refuses a column-major a).
+         return at::mm(T(a, 0).to(at::kFloat), T(a, 1).to(at::kFloat)) * T(a, 2) * T(a, 3);
+       }},
       {"gelu", [](const Args& a) { return at::gelu(T(a, 0)); }},
       {"int8_matmul", [](const Args& a) {
          // (a.int() @ b.int()).float() * a_scale * b_scale; the integer product through float64

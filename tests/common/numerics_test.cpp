@@ -331,4 +331,58 @@ TEST(Numerics, UlpAt) {
 }
 
 }  // namespace
+
+// float8_e4m3fn (OCP FP8 E4M3, "fn": no infinity) by hand: the 256 patterns decoded from their
+// fields, not from gauntlet's helper; every finite one is a fixed point of round_to and encodes back.
+double e4m3_by_fields(uint32_t bits) {
+  const int e = int((bits >> 3) & 0xF), f = int(bits & 0x7);
+  if (e == 15 && f == 7) return std::numeric_limits<double>::quiet_NaN();
+  const double mag = e == 0 ? f / 512.0 : (1.0 + f / 8.0) * std::ldexp(1.0, e - 7);
+  return (bits & 0x80) ? -mag : mag;
+}
+
+TEST(Numerics, EveryFloat8E4M3Pattern) {
+  int nans = 0;
+  for (uint32_t b = 0; b <= 0xFF; ++b) {
+    const double v = from_bits(DType::Float8E4M3, b);
+    ASSERT_TRUE(same(v, e4m3_by_fields(b))) << std::hex << "bits 0x" << b << ": " << v;
+    if (std::isnan(v)) {
+      ++nans;
+      EXPECT_EQ(to_bits(DType::Float8E4M3, v) & 0x7F, 0x7Fu);
+      continue;
+    }
+    EXPECT_TRUE(same(round_to(DType::Float8E4M3, v), v)) << std::hex << "bits 0x" << b;
+    EXPECT_EQ(to_bits(DType::Float8E4M3, v), b) << std::hex << "bits 0x" << b;
+  }
+  EXPECT_EQ(nans, 2) << "only S.1111.111 is NaN";
+}
+
+TEST(Numerics, Float8E4M3LimitsAndRounding) {
+  const DTypeLimits l = limits(DType::Float8E4M3);
+  EXPECT_EQ(l.max_finite, 448.0);
+  EXPECT_EQ(l.min_normal, std::ldexp(1.0, -6));
+  EXPECT_EQ(l.min_subnormal, std::ldexp(1.0, -9));
+  EXPECT_EQ(l.unit_roundoff, std::ldexp(1.0, -4));
+  EXPECT_EQ(l.mantissa_bits, 3);
+  EXPECT_TRUE(dtype_is_floating(DType::Float8E4M3));
+  EXPECT_EQ(dtype_size(DType::Float8E4M3), 1);
+  EXPECT_EQ(dtype_from_name("float8_e4m3fn"), DType::Float8E4M3);
+  // Round half to even: 1.0625 lies halfway between 1 and 1.125 -> 1; 1.1875 between 1.125 and 1.25 -> 1.25.
+  EXPECT_EQ(round_to(DType::Float8E4M3, 1.0625), 1.0);
+  EXPECT_EQ(round_to(DType::Float8E4M3, 1.1875), 1.25);
+  // Gradual underflow: 3 * 2^-10 is halfway between 2^-9 and 2^-8 -> 2^-8 (even); below a quarter of 2^-9 -> 0.
+  EXPECT_EQ(round_to(DType::Float8E4M3, 3 * std::ldexp(1.0, -10)), std::ldexp(1.0, -8));
+  EXPECT_EQ(round_to(DType::Float8E4M3, std::ldexp(1.0, -11)), 0.0);
+  // No infinity: 464 (halfway past 448) and beyond, and +-inf, become NaN, as torch converts them.
+  EXPECT_EQ(round_to(DType::Float8E4M3, 460.0), 448.0);
+  EXPECT_TRUE(std::isnan(round_to(DType::Float8E4M3, 470.0)));
+  EXPECT_TRUE(std::isnan(round_to(DType::Float8E4M3, 1e6)));
+  EXPECT_TRUE(std::isnan(round_to(DType::Float8E4M3, -std::numeric_limits<double>::infinity())));
+  // Spacing: 2^-9 at the bottom, 32 in the top binade [256, 448].
+  EXPECT_EQ(ulp_at(DType::Float8E4M3, 0.0), std::ldexp(1.0, -9));
+  EXPECT_EQ(ulp_at(DType::Float8E4M3, 300.0), 32.0);
+  EXPECT_EQ(ulp_distance(DType::Float8E4M3, 1.0, 1.25), 2u);
+  EXPECT_EQ(ulp_distance(DType::Float8E4M3, -std::ldexp(1.0, -9), std::ldexp(1.0, -9)), 2u);
+}
+
 }  // namespace gauntlet::num

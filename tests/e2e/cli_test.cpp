@@ -8,6 +8,7 @@
 
 #include "e2e_util.h"
 #include "gauntlet/audit/results_db.h"
+#include "gauntlet/common/wire.h"
 #include "gauntlet/sandbox/device_nodes.h"
 
 using namespace gauntlet::e2e;
@@ -299,6 +300,32 @@ TEST(Cli, ACudaKernelWithoutADeviceIsSaidSoAndNotBlamed) {
   EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << "not one line: " << r.err;
 }
 
+// An op whose inputs need a dtype this LibTorch lacks (fp8_matmul's float8_e4m3fn before PyTorch
+// 2.1, Debian's 1.13 among them): verify says so in one line and exits 2, selftest and audit skip
+// the kernel with the reason; nothing is charged to the kernel. Where LibTorch has float8 the
+// control is verified and passes.
+TEST(Cli, AnOpWhoseDtypeThisLibTorchLacksIsSaidSoAndNotBlamed) {
+  const std::string manifest = kCorpus + "/controls/fp8_matmul.json";
+  auto r = run_gauntlet({"verify", manifest, "--quiet", "--seed", "1"});
+  if (gauntlet::wire::dtype_unavailable(gauntlet::DType::Float8E4M3).empty()) {
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return;
+  }
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("controls/fp8_matmul.json: fp8_matmul: input a is float8_e4m3fn, and this gauntlet's LibTorch "),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("has no float8_e4m3fn (PyTorch 2.1 and later have it); nothing was verified"), std::string::npos) << r.err;
+  EXPECT_EQ(one_line(r.err).find('\n'), std::string::npos) << "not one line: " << r.err;
+  auto st = run_gauntlet({"selftest", "--filter", "controls/fp8_matmul"});
+  EXPECT_EQ(st.exit_code, 0) << st.out << st.err;
+  EXPECT_NE(st.out.find("skipped: fp8_matmul: input a is float8_e4m3fn"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find(", 1 skipped (this machine cannot run them"), std::string::npos) << st.out;
+  const std::string dir = temp_dir();
+  auto audit = run_gauntlet({"audit", kCorpus + "/controls/fp8_matmul.json", "--db", dir + "/a.db"});
+  EXPECT_NE(audit.out.find("1 kernels not verified: fp8_matmul: input a is float8_e4m3fn"), std::string::npos)
+      << audit.out << audit.err;
+}
+
 TEST(Cli, ABuildErrorIsAVerdictWithTheCompilersLines) {
   std::string dir = temp_dir();
   write_file(dir + "/bad.cpp", "#include <torch/torch.h>\ntorch::Tensor forward(torch::Tensor x) { return x.no_such_method(); }\n");
@@ -387,11 +414,11 @@ TEST(Cli, SchemasListShowLint) {
   auto list = run_gauntlet({"schemas", "list"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
   for (const char* op : {"relu", "softmax", "conv2d", "sdpa", "cross_entropy", "segment_sum", "filter", "sort", "topk", "group_by_sum",
-                         "scatter_add", "quantize_per_tensor", "dequantize", "int8_matmul", "unique", "hash_join"})
+                         "scatter_add", "quantize_per_tensor", "dequantize", "int8_matmul", "unique", "hash_join", "fp8_matmul"})
     EXPECT_NE(list.out.find(op), std::string::npos) << op;
   auto lint = run_gauntlet({"schemas", "lint"});
   EXPECT_EQ(lint.exit_code, 0) << lint.out;
-  EXPECT_NE(lint.out.find("32 schemas, 0 issues"), std::string::npos) << lint.out;
+  EXPECT_NE(lint.out.find("33 schemas, 0 issues"), std::string::npos) << lint.out;
   std::string dir = temp_dir();
   auto text = read_file(GAUNTLET_SOURCE_DIR "/opschemas/softmax.json");
   auto j = nlohmann::json::parse(text);

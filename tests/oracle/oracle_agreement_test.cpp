@@ -147,6 +147,16 @@ std::map<std::string, Case> cases() {
     for (float sa : {0.25f, float(kNaN), float(kInf), float(-kInf)})
       c["int8_matmul/" + std::to_string(sa)] = {{a, b, at::tensor(std::vector<float>{sa}), sb}, {}, {}};
   }
+  // fp8_matmul: e4m3 values (held in float32: this LibTorch may lack float8), NaN and zeros among
+  // them, against the same scales; products and sums are exact in float32, so ATen's float32 GEMM
+  // agrees with the float64 oracle wherever both are finite.
+  {
+    const at::Tensor a = at::tensor(std::vector<float>{1.5f, -2.0f, 0.0f, float(kNaN), 0.125f, 448.0f}).reshape({2, 3});
+    const at::Tensor b = at::tensor(std::vector<float>{0.5f, 0.0f, -1.0f, 3.0f, 0.25f, 2.0f}).reshape({3, 2});
+    const at::Tensor sb = at::tensor(std::vector<float>{0.5f, float(kInf)});
+    for (float sa : {0.25f, float(kNaN), float(-kInf)})
+      c["fp8_matmul/" + std::to_string(sa)] = {{a, b, at::tensor(std::vector<float>{sa}), sb}, {}, {}};
+  }
   // unique and hash_join: int64 keys have no NaN or infinity; their special values are the ends of
   // int64 (repeated, beside 0 and -1), and an empty input (no values, no pairs).
   {

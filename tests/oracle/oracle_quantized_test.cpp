@@ -28,7 +28,7 @@ OracleResult quantize(const at::Tensor& x, double scale, int64_t zero_point) {
 // All three have their schemas, controls and library baselines (issue 20): listed.
 TEST(QuantizedOracles, AreListedWithTheirSchemas) {
   const std::vector<std::string> ids = oracle_ids();
-  for (const char* op : {"quantize_per_tensor", "dequantize", "int8_matmul"}) EXPECT_EQ(std::count(ids.begin(), ids.end(), op), 1) << op;
+  for (const char* op : {"quantize_per_tensor", "dequantize", "int8_matmul", "fp8_matmul"}) EXPECT_EQ(std::count(ids.begin(), ids.end(), op), 1) << op;
 }
 
 // The other admissible level (scales[0], the quantize-rounding tolerance's): 0 away from the
@@ -286,4 +286,38 @@ TEST(QuantizedOracles, Int8MatmulAgreesWithATen) {
 }
 
 }  // namespace
+// fp8_matmul's oracle takes any floating a and b (float32 here: this LibTorch may have no float8),
+// exact dot products times both scales, and the reduction bound's scale sum |a*b| * |sa*sb|.
+TEST(QuantizedOracles, Fp8MatmulIsTheExactDotProductTimesBothScales) {
+  // e4m3 values: 448 (max), 2^-9 (the smallest subnormal), 1.125, -3.5.
+  const at::Tensor a = F32({448.0f, std::ldexp(1.0f, -9), 1.125f, -3.5f}).reshape({2, 2});
+  const at::Tensor b = F32({1.0f, -2.0f, 448.0f, 0.25f}).reshape({2, 2});
+  const OracleResult r = run_oracle("fp8_matmul", {a, b, F32({0.5f}), F32({2.0f, -1.0f})}, {});
+  ASSERT_TRUE(r.ok()) << r.error;
+  const double tiny = std::ldexp(1.0, -9);
+  const std::vector<double> want = {(448.0 + tiny * 448.0) * 0.5 * 2.0, (448.0 * -2.0 + tiny * 0.25) * 0.5 * -1.0,
+                                    (1.125 - 3.5 * 448.0) * 0.5 * 2.0, (1.125 * -2.0 - 3.5 * 0.25) * 0.5 * -1.0};
+  const at::Tensor got = r.outputs[0].reshape({-1});
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i].item<double>(), want[size_t(i)]) << i;
+  ASSERT_EQ(r.scales.size(), 1u);
+  EXPECT_EQ(r.scales[0].reshape({-1})[2].item<double>(), (1.125 + 3.5 * 448.0) * 0.5 * 2.0);
+  // K = 0: zeros; a NaN input propagates to its row.
+  const OracleResult empty = run_oracle("fp8_matmul", {at::zeros({2, 0}), at::zeros({0, 3}), F32({1.0f}), F32({1.0f, 1.0f, 1.0f})}, {});
+  ASSERT_TRUE(empty.ok()) << empty.error;
+  EXPECT_EQ(at::count_nonzero(empty.outputs[0]).item<int64_t>(), 0);
+  const at::Tensor nan_a = F32({std::nanf(""), 1.0f}).reshape({2, 1});
+  const OracleResult nan = run_oracle("fp8_matmul", {nan_a, F32({1.0f}).reshape({1, 1}), F32({1.0f}), F32({1.0f})}, {});
+  ASSERT_TRUE(nan.ok()) << nan.error;
+  EXPECT_TRUE(std::isnan(nan.outputs[0][0][0].item<double>()));
+  EXPECT_EQ(nan.outputs[0][1][0].item<double>(), 1.0);
+}
+
+TEST(QuantizedOracles, Fp8MatmulRefusesIntegerOperandsAndMismatchedScales) {
+  const at::Tensor i8 = at::ones({2, 2}, at::kChar);
+  EXPECT_FALSE(run_oracle("fp8_matmul", {i8, i8, F32({1.0f}), F32({1.0f, 1.0f})}, {}).ok());
+  const at::Tensor f = at::ones({2, 2});
+  EXPECT_FALSE(run_oracle("fp8_matmul", {f, f, F32({1.0f}), F32({1.0f})}, {}).ok()) << "b_scale needs N values";
+  EXPECT_FALSE(run_oracle("fp8_matmul", {f, at::ones({3, 2}), F32({1.0f}), F32({1.0f, 1.0f})}, {}).ok()) << "K differs";
+}
+
 }  // namespace gauntlet

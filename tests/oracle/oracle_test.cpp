@@ -84,7 +84,7 @@ const double ln2 = std::log(2.0), ln3 = std::log(3.0), ln6 = std::log(6.0);
 TEST(OracleIds, ListsEveryOpWithASchemaSorted) {
   const std::vector<std::string> want = {
       "add",        "amax",      "bmm",       "clamp",  "conv2d",       "cross_entropy",
-      "cumsum",     "dequantize", "embedding", "filter",    "gelu",   "group_by_sum", "hash_join", "int8_matmul", "layer_norm", "linear_relu",
+      "cumsum",     "dequantize", "embedding", "filter",    "fp8_matmul", "gelu",   "group_by_sum", "hash_join", "int8_matmul", "layer_norm", "linear_relu",
       "log_softmax", "logsumexp", "matmul",   "mean",   "quantize_per_tensor", "relu", "rms_norm",   "scatter_add",
       "sdpa",       "segment_sum", "sigmoid", "softmax", "sort",        "sum",          "topk", "unique"};
   EXPECT_EQ(gauntlet::oracle_ids(), want);

@@ -31,7 +31,7 @@ const std::vector<std::string> kRequired = {
     "linear_relu", "bmm",    "conv2d",  "sdpa",     "cumsum",      "embedding", "cross_entropy",
     // The next ops (SPEC), as their schemas arrive.
     "segment_sum", "filter", "sort", "topk", "group_by_sum", "scatter_add", "quantize_per_tensor", "int8_matmul",
-    "unique", "hash_join", "dequantize"};
+    "unique", "hash_join", "dequantize", "fp8_matmul"};
 
 std::string source_schemas() { return std::string(GAUNTLET_SOURCE_DIR) + "/opschemas"; }
 

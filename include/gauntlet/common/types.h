@@ -20,7 +20,11 @@ enum class DType : uint8_t {
   Bool = 6,
   Int8 = 7,
   UInt8 = 8,
+  // OCP FP8 E4M3 ("fn": finite, no infinity; NaN is S.1111.111; max 448). Only where LibTorch has
+  // it (2.1 and later): wire::dtype_unavailable says why not elsewhere.
+  Float8E4M3 = 9,
 };
+constexpr DType kLastDType = DType::Float8E4M3;
 
 const char* dtype_name(DType d);                      // "float32", ...
 std::optional<DType> dtype_from_name(const std::string& name);

@@ -96,8 +96,12 @@ int64_t now_ms();
 // storage, so the worker rebuilds exactly the view the parent made (non-contiguous layouts too).
 void put_tensor(Writer& w, const at::Tensor& t);
 bool get_tensor(Reader& r, at::Tensor* out, std::string* why);
+// nullopt for a dtype this LibTorch lacks (float8_e4m3fn before 2.1: dtype_unavailable).
 std::optional<at::ScalarType> to_scalar_type(DType d);
 std::optional<DType> from_scalar_type(at::ScalarType s);
+// Why tensors of `d` cannot be made with the LibTorch gauntlet was built with ("" when they can):
+// "this gauntlet's LibTorch 1.13.0 has no float8_e4m3fn (PyTorch 2.1 and later have it)".
+std::string dtype_unavailable(DType d);
 
 // Kernel call arguments: tensors or attributes, in the schema's order.
 struct Arg {

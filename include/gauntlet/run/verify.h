@@ -77,6 +77,13 @@ struct KernelReport {
 BuildResult python_module_build(KernelManifest* manifest, Launcher& launcher);
 std::optional<OpSchema> find_schema(const std::string& op, std::string* error);
 
+// Why this machine cannot verify the kernel at all ("" when it can): a CUDA kernel without a CUDA
+// device, or an op whose inputs need a dtype this LibTorch lacks (float8_e4m3fn before PyTorch
+// 2.1). verify exits 2 with it ("nothing was verified"), selftest and audit skip the kernel with it.
+std::string why_not_runnable_here(const KernelManifest& manifest);
+// Its second half: only the dtypes ("" when this LibTorch has every one the kernel's inputs need).
+std::string dtypes_unavailable_for(const KernelManifest& manifest);
+
 // Verifies one kernel. Returns nullopt with *error for harness problems (exit 2): unknown op or
 // dtype, unreadable files. Kernel problems (build errors included) are verdicts, not errors.
 std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const VerifyOptions& options,
