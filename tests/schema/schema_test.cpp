@@ -204,7 +204,12 @@ TEST(Schema, SpotChecksOfTheContracts) {
   auto all = load_schema_dir(source_schemas(), &issues);
   std::map<std::string, OpSchema> by;
   for (auto& s : all) by[s.name] = s;
-  ASSERT_EQ(by.size(), 32u) << render(issues);
+  ASSERT_EQ(by.size(), 33u) << render(issues);
+  // fp8_matmul: e4m3 operands make the case dtype, judged in the float32 output by a float32-accumulator bound.
+  ASSERT_EQ(by["fp8_matmul"].case_dtypes(), std::vector<DType>{DType::Float8E4M3});
+  EXPECT_EQ(by["fp8_matmul"].tolerance.at(DType::Float8E4M3).mode, "reduction");
+  EXPECT_EQ(by["fp8_matmul"].tolerance.at(DType::Float8E4M3).accumulator, "float32");
+  EXPECT_EQ(by["fp8_matmul"].outputs[0].dtype, "float32");
 
   // add: b broadcasts to a.
   EXPECT_EQ(by["add"].input("b")->broadcast_to, "a");
