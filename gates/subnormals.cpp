@@ -222,17 +222,23 @@ Case draw_case(const CaseSpace& space, DType dtype, const Plan& plan) {
 // smallest-normal among the floating outputs' dtypes is a plan of its own, drawn with everything else
 // typical; judged strictly, as every case of this gate. The value gates leave results below the
 // smallest normal to this gate, so without these a kernel flushing them would pass everywhere.
-std::vector<AttributePlan> attribute_plans(const OpSchema& schema) {
+// An attribute the kernel's contract fixes (`fixed`: the manifest's attrs) keeps its value: its
+// plan is that value when it is below the threshold, none otherwise (a module takes it at
+// construction and never sees another, so any other value would be charged to it unfairly).
+std::vector<AttributePlan> attribute_plans(const OpSchema& schema, const AttrMap& fixed = {}) {
   if (has_floating_input(schema)) return {};
   double threshold = 0;
   for (const OutputSpec& o : schema.outputs)
     if (const auto d = dtype_from_name(o.dtype); d && dtype_is_floating(*d))
       threshold = std::max(threshold, num::limits(*d).min_normal);
   std::vector<AttributePlan> plans;
-  for (const AttrSpec& a : schema.attributes)
-    if (a.type == "double")
-      for (const AttrValue& v : a.values)
-        if (const double x = attr_as_double(v); x != 0 && std::fabs(x) < threshold) plans.push_back({a.name, x});
+  for (const AttrSpec& a : schema.attributes) {
+    if (a.type != "double") continue;
+    const auto pinned = fixed.find(a.name);
+    const std::vector<AttrValue> values = pinned == fixed.end() ? a.values : std::vector<AttrValue>{pinned->second};
+    for (const AttrValue& v : values)
+      if (const double x = attr_as_double(v); x != 0 && std::fabs(x) < threshold) plans.push_back({a.name, x});
+  }
   return plans;
 }
 
@@ -257,9 +263,15 @@ class SubnormalsGate : public Gate {
   std::string name() const override { return "subnormals"; }
 
   GateVerdict run(GateContext& ctx) override {
-    const std::vector<subnormals::AttributePlan> attribute_plans = subnormals::attribute_plans(ctx.schema);
-    if (!has_floating_input(ctx.schema) && attribute_plans.empty())
-      return skip_without_floating_input(name(), "subnormal or near-overflow value");
+    const std::vector<subnormals::AttributePlan> attribute_plans = subnormals::attribute_plans(ctx.schema, ctx.manifest.attrs);
+    if (!has_floating_input(ctx.schema) && attribute_plans.empty()) {
+      GateVerdict skip = skip_without_floating_input(name(), "subnormal or near-overflow value");
+      // The schema's small values exist but the contract fixes their attribute (every such one).
+      if (const auto unpinned = subnormals::attribute_plans(ctx.schema); !unpinned.empty())
+        skip.message += "; the kernel's contract fixes " + unpinned[0].attr + " = " +
+                        attr_to_string(ctx.manifest.attrs.at(unpinned[0].attr)) + ", which makes no subnormal result";
+      return skip;
+    }
     SessionHolder holder(ctx, name());
     Stats stats;
     bool halted = false;  // the child died, hung or would not load: later cases are not run

@@ -33,7 +33,7 @@ struct AttributePlan {
   std::string attr;
   double value = 0;
 };
-std::vector<AttributePlan> attribute_plans(const OpSchema& schema);
+std::vector<AttributePlan> attribute_plans(const OpSchema& schema, const AttrMap& fixed = {});
 double mix_value(Mix mix, DType dtype, uint64_t seed, uint64_t t, uint64_t k, double shift);
 }  // namespace gauntlet::subnormals
 
@@ -97,6 +97,12 @@ TEST(SubnormalsPlans, AnOpWithoutFloatingInputsGetsItsSubnormalAttributeValues) 
   // Integer outputs only (unique, hash_join) or floating inputs of their own (their plans do it).
   for (const char* op : {"unique", "hash_join", "quantize_per_tensor", "relu"})
     EXPECT_TRUE(subnormals::attribute_plans(load_test_schema(op)).empty()) << op;
+  // A contract that fixes the scale keeps it: a normal one leaves no plan (a module takes it at
+  // construction and would be judged at a scale it never saw), a subnormal one is the only plan.
+  EXPECT_TRUE(subnormals::attribute_plans(load_test_schema("dequantize"), {{"scale", 0.1}}).empty());
+  const auto pinned = subnormals::attribute_plans(load_test_schema("dequantize"), {{"scale", std::ldexp(1.0, -140)}});
+  ASSERT_EQ(pinned.size(), 1u);
+  EXPECT_EQ(pinned[0].value, std::ldexp(1.0, -140));
 }
 
 TEST(SubnormalsPlans, ExpWindowValuesLandWhereExpIsSubnormal) {
