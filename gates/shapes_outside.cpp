@@ -2,6 +2,7 @@
 #include "shapes_outside.h"
 
 #include <algorithm>
+#include <set>
 
 #include "gauntlet/cases/contract_scope.h"
 #include "shapes_spot.h"
@@ -286,6 +287,32 @@ struct OutsideProbes {
 
 }  // namespace
 
+// A Python module takes its attributes at construction (docs/modules.md): a probe that moves a dim
+// an attribute is the size of (AttrSpec::size_of: group_by_sum's num_groups, scatter_add's size)
+// past the contract asks it about a length it is never told, so any answer would be its
+// constructor's. Such probes are dropped and named as untested.
+namespace {
+
+void drop_unheard_attribute_probes(const GateContext& ctx, std::vector<Case>* cases, std::vector<std::string>* untested) {
+  std::set<std::string> noted;
+  auto unheard = [&](const Case& c) {
+    for (const AttrSpec& a : ctx.schema.attributes) {
+      if (a.size_of.empty() || !c.attrs.count(a.name)) continue;
+      const auto [lo, hi] = ctx.space.limits_for(a.size_of);
+      const double v = attr_as_double(c.attrs.at(a.name));
+      if (v >= double(lo) && v <= double(hi)) continue;
+      if (noted.insert(a.name).second)
+        untested->push_back(a.size_of + " outside the contract (" + a.name + " = " + attr_to_string(c.attrs.at(a.name)) +
+                            "): a Python module receives " + a.name + " only at construction");
+      return true;
+    }
+    return false;
+  };
+  cases->erase(std::remove_if(cases->begin(), cases->end(), unheard), cases->end());
+}
+
+}  // namespace
+
 std::vector<Case> outside_cases(GateContext& ctx, const std::string& gate, const Budget& budget,
                                 std::vector<std::string>* untested) {
   OutsideProbes probes{ctx, gate, budget};
@@ -293,6 +320,7 @@ std::vector<Case> outside_cases(GateContext& ctx, const std::string& gate, const
   probes.limit_probes(&out, untested);
   probes.contract_probes(&out);
   probes.error_input_cases(&out, untested);
+  if (is_python_module(ctx.manifest)) drop_unheard_attribute_probes(ctx, &out, untested);
   return out;
 }
 
