@@ -22,6 +22,33 @@ def check(x, index, size):
         raise ValueError("scatter_add: an index outside [0, size)")
 
 
+def sort_by_key(keys, values, groups):
+    # A stable LSD radix sort of keys in [0, groups) with their values: only the bits groups needs.
+    keys, values = keys.contiguous(), values.contiguous()
+    for b in range(max(1, (groups - 1).bit_length())):
+        one = (keys >> b) & 1
+        zero = 1 - one
+        zeros = int(zero.sum())
+        dest = one * (zeros + torch.cumsum(one, 0) - 1) + zero * (torch.cumsum(zero, 0) - 1)
+        keys = torch.empty_like(keys).scatter_(0, dest, keys)
+        values = torch.empty_like(values).scatter_(0, dest, values)
+    return keys, values
+
+
+def first_position(sorted_keys, queries):
+    # For each query, the first position p in [0, N] with sorted_keys[p] >= query (binary search).
+    lo = torch.zeros_like(queries)
+    hi = torch.full_like(queries, sorted_keys.numel())
+    while bool((lo < hi).any()):
+        active = (lo < hi).to(torch.int64)
+        mid = (lo + hi) // 2
+        probe = sorted_keys.gather(0, mid.clamp(max=max(sorted_keys.numel() - 1, 0)))
+        go_right = (probe < queries).to(torch.int64) * active
+        lo = lo + go_right * (mid + 1 - lo)
+        hi = hi - (1 - go_right) * active * (hi - mid)
+    return lo
+
+
 def half_tree_sum(terms):
     t = terms.to(torch.float16)  # the bug: float16 partial sums
     while t.numel() > 1:
@@ -38,11 +65,12 @@ class ModelNew(nn.Module):
 
     def forward(self, x, index):
         check(x, index, self.size)
+        ordered_keys, ordered = sort_by_key(index, x, self.size)
+        start = first_position(ordered_keys, torch.arange(self.size + 1, dtype=torch.int64, device=index.device)).tolist()
         out = torch.zeros(self.size, dtype=x.dtype, device=x.device)
-        for v in range(self.size):
-            picked = x.masked_select(index == v)
-            if picked.numel():
-                out[v] = half_tree_sum(picked).to(x.dtype)
+        for g in range(self.size):
+            if start[g + 1] > start[g]:
+                out[g] = half_tree_sum(ordered[start[g]:start[g + 1]]).to(x.dtype)
         return out
 
 
