@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "gauntlet/build/builder.h"
 #include "gauntlet/common/numerics.h"
 #include "gauntlet/common/rng.h"
+#include "gauntlet/common/wire.h"
 #include "gauntlet/schema/schema.h"
 
 namespace gauntlet {
@@ -230,6 +232,10 @@ int64_t structure_position(const TensorRecipe& r, int64_t flat) {
 }
 
 at::Tensor materialize(const TensorRecipe& r) {
+  // CaseSpace draws no case dtype this LibTorch lacks and why_not_runnable_here stops a kernel that
+  // needs one; reaching here with such a dtype is gauntlet's own slip, said as such.
+  if (const std::string why = wire::dtype_unavailable(r.dtype); !why.empty())
+    throw std::runtime_error("cannot make input " + r.name + ": " + why);
   int64_t n = 1;
   for (int64_t s : r.shape) n *= s;
   if (r.distribution == Distribution::Index || !dtype_is_floating(r.dtype)) {

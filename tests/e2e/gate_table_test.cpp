@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.h"
+#include "gauntlet/common/wire.h"
 
 using namespace gauntlet::e2e;
 
@@ -90,6 +92,14 @@ TEST(GateTable, CommittedTableCoversEveryPlantedBug) {
   for (const std::string& m : manifests) {
     std::ifstream in(source_dir() + "/corpus/" + m);
     const nlohmann::json j = nlohmann::json::parse(in);
+    // A bug whose every dtype this LibTorch lacks (fp8_matmul's float8_e4m3fn before PyTorch 2.1)
+    // is skipped by the selftest the table is made from: it has no row on such a machine.
+    const std::vector<std::string> dtypes = j.value("dtypes", std::vector<std::string>{});
+    if (!dtypes.empty() && std::none_of(dtypes.begin(), dtypes.end(), [](const std::string& name) {
+          const auto d = gauntlet::dtype_from_name(name);
+          return d && gauntlet::wire::dtype_unavailable(*d).empty();
+        }))
+      continue;
     const nlohmann::json declared = j["expect"].value("gates", nlohmann::json::object());
     for (const auto& [gate, rule] : declared.items()) {
       // A gate that must fail has a row; a status list (["fail", "pass"]) is no such promise.

@@ -1,11 +1,13 @@
 // Tests of the layouts gate: its layout cases are non-contiguous views of the same values; real runs on controls and planted bugs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "gauntlet/build/builder.h"
 #include "gauntlet/cases/gate.h"
+#include "gauntlet/common/wire.h"
 #include "real_run.h"
 
 using namespace gauntlet;
@@ -36,6 +38,13 @@ TEST(LayoutsCases, EffectiveLayoutsAreNonContiguousViewsOfTheSameValues) {
   std::set<std::string> seen;
   for (const std::string& op : oracle_ids()) {
     OpSchema s = load_test_schema(op);
+    // An op whose inputs need a dtype this LibTorch lacks (fp8_matmul before PyTorch 2.1) has no
+    // tensors to lay out here.
+    if (std::any_of(s.inputs.begin(), s.inputs.end(), [](const InputSpec& in) {
+          return !in.dtypes.empty() && std::none_of(in.dtypes.begin(), in.dtypes.end(),
+                                                    [](DType d) { return wire::dtype_unavailable(d).empty(); });
+        }))
+      continue;
     // Untied values: a tied draw may hold one value everywhere (topk's all_equal spread), and an
     // expanded copy of it could not be told from it.
     for (InputSpec& in : s.inputs) in.values.ties.clear();
