@@ -22,10 +22,15 @@ std::string names_text(const std::vector<std::string>& v) {
 
 std::string outside_contract_reason(const KernelManifest& m, const Case& c) {
   if (!c.outside_contract.empty()) return c.outside_contract;
+  // The manifest's dtypes narrow the case dtype, which is the first floating input's (the schema's
+  // case_dtype_input; inputs that follow it share it). A later floating input of a fixed dtype of
+  // its own (fp8_matmul's float32 scales beside e4m3 data) is not narrowed by them.
+  bool case_dtype_seen = false;
   for (const TensorRecipe& r : c.tensors) {
-    if (!m.dtypes.empty() && dtype_is_floating(r.dtype) &&
+    if (!m.dtypes.empty() && dtype_is_floating(r.dtype) && !case_dtype_seen &&
         std::find(m.dtypes.begin(), m.dtypes.end(), r.dtype) == m.dtypes.end())
       return r.name + " is " + dtype_name(r.dtype) + ", a dtype the kernel does not declare";
+    case_dtype_seen |= dtype_is_floating(r.dtype);
     if (auto it = m.ranks.find(r.name);
         it != m.ranks.end() && std::find(it->second.begin(), it->second.end(), int64_t(r.shape.size())) == it->second.end())
       return r.name + " has rank " + std::to_string(r.shape.size()) + "; the kernel declares rank " + list_text(it->second);

@@ -193,6 +193,16 @@ TEST(Contract, EachFieldPutsACaseOutside) {
   KernelManifest dtypes;
   dtypes.dtypes = {DType::Float16};
   EXPECT_EQ(outside_contract_reason(dtypes, c), "a is float32, a dtype the kernel does not declare");
+  // The declared dtypes narrow the case dtype (the first floating input's), not a later input of
+  // a fixed dtype of its own: fp8_matmul's float32 scales beside its declared e4m3 data (measured
+  // on the H100: every case had been out of contract, so its planted bugs came out "unsafe").
+  KernelManifest e4m3;
+  e4m3.dtypes = {DType::Float8E4M3};
+  Case fp8 = c;
+  fp8.tensors[0].dtype = DType::Float8E4M3;
+  EXPECT_EQ(outside_contract_reason(e4m3, fp8), "");
+  fp8.tensors[0].dtype = DType::Float16;
+  EXPECT_EQ(outside_contract_reason(e4m3, fp8), "a is float16, a dtype the kernel does not declare");
 
   KernelManifest limits;
   limits.shapes["K"] = DimLimit{8, std::nullopt};
