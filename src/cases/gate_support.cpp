@@ -51,6 +51,17 @@ std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string&
   return open_session_with(ctx, gate, failed, request);
 }
 
+// A CUDA child's own start phases (device_info's "startup_seconds", worker/startup_phases.h).
+void add_child_startup(const std::string& device_info, GateContext::Timing* timing) {
+  if (device_info.empty()) return;
+  const nlohmann::json info = nlohmann::json::parse(device_info, nullptr, /*allow_exceptions=*/false);
+  if (!info.is_object() || !info.contains("startup_seconds") || !info["startup_seconds"].is_object()) return;
+  const nlohmann::json& p = info["startup_seconds"];
+  auto seconds = [&](const char* key) { return p.contains(key) && p[key].is_number() ? std::max(0.0, p[key].get<double>()) : 0.0; };
+  timing->child_context += seconds("context");
+  timing->child_before_context += seconds("before_serve") + seconds("sandbox") + seconds("dlopen") + seconds("cuda_init");
+}
+
 std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::string& gate, GateVerdict* failed,
                                                  wire::LoadRequest request) {
   if (request.so_path.empty()) request.so_path = ctx.so_path;
@@ -88,6 +99,7 @@ std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::st
     return nullptr;
   }
   if (!s->sandbox_notes().empty()) ctx.sandbox_note += "; " + s->sandbox_notes();
+  add_child_startup(s->device_info(), &ctx.timing);
   return s;
 }
 

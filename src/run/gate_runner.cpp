@@ -220,6 +220,8 @@ void GateRunner::record_time(const GateRun& run, GateVerdict* v) const {
                          {"spawn_lock_seconds", time.spawn_lock}, {"spawn_zygote_start_seconds", time.spawn_zygote_start},
                          {"spawn_zygote_seconds", time.spawn_zygote},
                          {"spawn_clone_seconds", time.spawn_clone},
+                         {"child_context_seconds", time.child_context},
+                         {"child_before_context_seconds", time.child_before_context},
                          {"inputs_seconds", time.inputs}, {"oracle_seconds", time.oracle},
                          {"kernel_seconds", time.kernel},
                          {"worker_round_trip_seconds", time.call}};

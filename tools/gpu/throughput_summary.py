@@ -34,7 +34,8 @@ def main():
         return 1
     gate_children = {}
     gate_seconds, parts = {}, {"spawn_seconds": 0.0, "spawn_lock_seconds": 0.0, "spawn_zygote_start_seconds": 0.0, "spawn_zygote_seconds": 0.0,
-                                "spawn_clone_seconds": 0.0, "inputs_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
+                                "spawn_clone_seconds": 0.0, "child_context_seconds": 0.0,
+                                "child_before_context_seconds": 0.0, "inputs_seconds": 0.0, "oracle_seconds": 0.0, "kernel_seconds": 0.0,
                                 "worker_round_trip_seconds": 0.0, "children": 0}
     verdicts = {}
     for r in reports:
@@ -105,7 +106,9 @@ def main():
           f"waiting for the launcher {parts['spawn_lock_seconds'] / kids:.3f}, starting the zygote "
           f"{parts['spawn_zygote_start_seconds'] / kids:.3f}, the zygote's round trip "
           f"{parts['spawn_zygote_seconds'] / kids:.3f} (the clone {parts['spawn_clone_seconds'] / kids:.3f}); the rest is "
-          f"the child's start and the load")
+          f"the child's start and the load: the children's own context and first poisoning "
+          f"{parts['child_context_seconds'] / kids:.3f}, before it {parts['child_before_context_seconds'] / kids:.3f} "
+          f"(CPU children count 0 here)")
     methods = sorted({r.get("environment", {}).get("gpu", {}).get("poison_method", "") for r in reports} - {""})
     if methods:
         print("device poisoning: " + ", ".join(methods))

@@ -58,12 +58,16 @@ struct GateContext {
     // the zygote's round trip, and within that the clone (SpawnTimes). The rest is the child's
     // start and the load.
     double spawn_lock = 0, spawn_zygote_start = 0, spawn_zygote = 0, spawn_clone = 0;
+    // Of the rest, what each CUDA child said of its own start (LoadReply's startup_seconds):
+    // its context and first poisoning, and everything before (exec to serve, sandbox, dlopen,
+    // CUDA init). Summed over every child, not one a kernel.
+    double child_context = 0, child_before_context = 0;
     double inputs = 0;  // generating the cases' input values
     double oracle = 0;  // the fp64 oracle (an unmapped module's reference child included)
     double kernel = 0;  // inside the kernel's entry (as the worker measured it)
     double call = 0;    // whole round trips to the worker (kernel + transfer + checks in the child)
     int children = 0;
-  } timing;
+  } timing{};
   // Cases run inside and outside the kernel's contract (note_case_scope; the gate's threads share
   // it). verify gives each gate a fresh one.
   struct Scopes {
@@ -119,6 +123,9 @@ std::unique_ptr<WorkerSession> open_session(GateContext& ctx, const std::string&
 // operator recording, guard bytes); an empty so_path or entry means the context's.
 std::unique_ptr<WorkerSession> open_session_with(GateContext& ctx, const std::string& gate, GateVerdict* failed,
                                                  wire::LoadRequest request);
+// Adds a CUDA child's own start phases (its LoadReply device_info's "startup_seconds") to
+// `timing` (child_context, child_before_context); nothing for a CPU child or an unreadable one.
+void add_child_startup(const std::string& device_info, GateContext::Timing* timing);
 // Materializes the case, runs the oracle and the kernel once (`repeat` calls).
 CaseRun run_case(GateContext& ctx, WorkerSession& session, const Case& c, uint32_t repeat = 1);
 // Puts every call's outputs of an Ok outcome in the oracle's order where the schema leaves an
