@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "gauntlet/common/wire.h"
+
 namespace gauntlet::special_values {
 namespace {
 
@@ -38,9 +40,8 @@ std::vector<at::Tensor> with_nonfinite_replaced(const std::vector<at::Tensor>& i
       out.push_back(t);
       continue;
     }
-    // float8 tensors have no isnan/isinf/where in ATen (measured: "isinf" not implemented for
-    // 'Float8_e4m3fn'); the oracles take any floating dtype, so they go as float64.
-    const at::Tensor x = to_double || t.element_size() < 2 ? t.to(at::kDouble) : t;
+    // The oracles take any floating dtype, so float8 goes widened.
+    const at::Tensor x = to_double ? t.to(at::kDouble) : wire::nan_testable(t);
     at::Tensor y = at::where(at::isnan(x), at::full({}, nan_value, x.options()), x);
     y = at::where(at::isinf(y), at::sign(y) * inf_magnitude, y);
     out.push_back(y);
@@ -103,7 +104,7 @@ std::optional<StrongZeroProbes> strong_zero_probes(GateContext& ctx, const CaseR
   bool nan = false, inf = false;
   for (const at::Tensor& t : run.inputs)
     if (t.defined() && at::isFloatingType(t.scalar_type()) && t.numel() > 0) {
-      const at::Tensor v = t.element_size() < 2 ? t.to(at::kFloat) : t;  // float8: no isnan/isinf
+      const at::Tensor v = wire::nan_testable(t);
       nan = nan || at::isnan(v).any().item<bool>();
       inf = inf || at::isinf(v).any().item<bool>();
     }

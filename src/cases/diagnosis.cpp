@@ -8,6 +8,7 @@
 
 #include "gauntlet/cases/judge.h"
 #include "gauntlet/common/numerics.h"
+#include "gauntlet/common/wire.h"
 #include "gauntlet/oracle/oracle.h"
 
 namespace gauntlet {
@@ -413,8 +414,8 @@ std::optional<Diagnosis> diagnose_wrong_output(const OpSchema& schema, const Cas
   }
   bool nan_input = false;
   for (const at::Tensor& t : inputs)
-    if (t.defined() && t.is_floating_point() && t.numel() > 0)  // float8 has no isnan in ATen: widened
-      nan_input = nan_input || (t.element_size() < 2 ? t.to(at::kFloat) : t).isnan().any().item<bool>();
+    if (t.defined() && t.is_floating_point() && t.numel() > 0)
+      nan_input = nan_input || wire::nan_testable(t).isnan().any().item<bool>();
   for (size_t i = 0; i < n; ++i) {
     if (!floating(got[i]) || !expected[i].defined() || got[i].sizes() != expected[i].sizes()) continue;
     if (nan_input)

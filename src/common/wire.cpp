@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <torch/version.h>
@@ -238,6 +239,17 @@ std::string dtype_unavailable(DType d) {
   if (to_scalar_type(d)) return "";
   return std::string("this gauntlet's LibTorch ") + TORCH_VERSION + " has no " + dtype_name(d) +
          (d == DType::Float8E4M3 ? " (PyTorch 2.1 and later have it)" : "");
+}
+
+bool none_available(const std::vector<DType>& dtypes) {
+  return !dtypes.empty() &&
+         std::none_of(dtypes.begin(), dtypes.end(), [](DType d) { return dtype_unavailable(d).empty(); });
+}
+
+at::Tensor nan_testable(const at::Tensor& t) {
+  // ATen implements isnan/isinf for no float8 dtype (measured on 2.11: "isinf" not implemented for
+  // 'Float8_e4m3fn'); every other floating dtype is at least two bytes wide.
+  return t.is_floating_point() && t.element_size() < 2 ? t.to(at::kFloat) : t;
 }
 
 std::optional<DType> from_scalar_type(at::ScalarType s) {

@@ -40,8 +40,7 @@ std::string dtypes_unavailable_for(const KernelManifest& manifest) {
                      return std::find(manifest.dtypes.begin(), manifest.dtypes.end(), d) == manifest.dtypes.end();
                    }), wanted.end());
     if (wanted.empty()) continue;
-    const bool any_available = std::any_of(wanted.begin(), wanted.end(), [](DType d) { return wire::dtype_unavailable(d).empty(); });
-    if (!any_available)
+    if (wire::none_available(wanted))
       return manifest.op + ": input " + in.name + " is " + dtype_name(wanted[0]) + ", and " + wire::dtype_unavailable(wanted[0]);
   }
   return "";

@@ -40,10 +40,7 @@ TEST(LayoutsCases, EffectiveLayoutsAreNonContiguousViewsOfTheSameValues) {
     OpSchema s = load_test_schema(op);
     // An op whose inputs need a dtype this LibTorch lacks (fp8_matmul before PyTorch 2.1) has no
     // tensors to lay out here.
-    if (std::any_of(s.inputs.begin(), s.inputs.end(), [](const InputSpec& in) {
-          return !in.dtypes.empty() && std::none_of(in.dtypes.begin(), in.dtypes.end(),
-                                                    [](DType d) { return wire::dtype_unavailable(d).empty(); });
-        }))
+    if (std::any_of(s.inputs.begin(), s.inputs.end(), [](const InputSpec& in) { return wire::none_available(in.dtypes); }))
       continue;
     // Untied values: a tied draw may hold one value everywhere (topk's all_equal spread), and an
     // expanded copy of it could not be told from it.

@@ -14,7 +14,8 @@
 #   GPU_TEST_FILTER=  this gtest filter (default Wire*:Builder*)
 #   GPU_PREBUILD=1    build every CUDA corpus kernel, in parallel (GPU_PREBUILD_JOBS, default 12)
 #   GPU_SELFTEST=1    `gauntlet selftest` over the CUDA corpus (GPU_SELFTEST_FILTER, default _cuda;
-#                     GPU_SELFTEST_LIMIT: seconds before a selftest run is cut short)
+#                     GPU_SELFTEST_LIMIT: seconds before a selftest run is cut short;
+#                     GPU_SELFTEST_KBCHECK=1: also the KernelBench-style check, --no-kbcheck otherwise)
 #   GPU_CTX_BENCH=1   fresh CUDA context starts, 1-16 processes at once (tools/gpu/ctx_bench.cu)
 #   GPU_TWO=1         issue 21, on nvidia-h200-x2 (written, not yet run there): contexts on one GPU
 #                     against two, the CUDA corpus audited with --gpus 0 against --gpus 0,1 (verdicts
@@ -183,11 +184,14 @@ fi
 # (selftest-cuda-N.json); GPU_SELFTEST_ARGS adds flags (e.g. --timeout 5 for the hostile kernels).
 if [ "${GPU_SELFTEST:-0}" = 1 ]; then
   n=0
+  kb_flag=--no-kbcheck  # GPU_SELFTEST_KBCHECK=1: also the KernelBench-style check of every bug declaring one
+  [ "${GPU_SELFTEST_KBCHECK:-0}" = 1 ] && kb_flag=
+
   for f in ${GPU_SELFTEST_FILTER:-_cuda}; do
     n=$((n + 1))
     stamp "selftest $f"
     # shellcheck disable=SC2086
-    timeout "${GPU_SELFTEST_LIMIT:-3000}" "$BUILD_DIR"/gauntlet selftest --filter "$f" --seed 1 --no-kbcheck ${GPU_SELFTEST_ARGS:-} \
+    timeout "${GPU_SELFTEST_LIMIT:-3000}" "$BUILD_DIR"/gauntlet selftest --filter "$f" --seed 1 $kb_flag ${GPU_SELFTEST_ARGS:-} \
       --json "$OUT/selftest-cuda-$n.json" > "$OUT/selftest-cuda-$n.log" 2>&1 || rc=1
     tail -30 "$OUT/selftest-cuda-$n.log"
   done
