@@ -280,28 +280,20 @@ fi
 tp_batch() {  # label processes gpu_jobs seeds manifests...  (TP_AUDIT=1: through `gauntlet audit`)
   local label=$1 procs=$2 jobs=$3 seeds=$4; shift 4
   local dir="$OUT/throughput-$label"; mkdir -p "$dir/reports"
-  local copies="$BUILD_DIR/tp-audit-$label"
+  local corpus="$BUILD_DIR/tp-audit-$label"
   if [ "${TP_AUDIT:-0}" = 1 ]; then
-    # The same work through the audit (what a corpus run uses): one copy of each kernel a seed (the
-    # audit takes one --seed; a copy's own source name makes its own results key, its build is the
-    # same cached one), PxJ lanes on GPU 0, each lane keeping one launcher for all its kernels.
-    rm -rf "$copies" && mkdir -p "$copies"
-    for seed in $seeds; do for m in "$@"; do
-      local base; base=$(basename "$m" .json); local src; src=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['source'])" "$m")
-      cp "$(dirname "$m")/$src" "$copies/${base}_s$seed.${src##*.}"
-      python3 -c "import json,sys; j=json.load(open(sys.argv[1])); j['source']=sys.argv[2]; json.dump(j, open(sys.argv[3], 'w'))" \
-        "$m" "${base}_s$seed.${src##*.}" "$copies/${base}_s$seed.json"
-    done; done
+    # The same kernels and seeds through the audit (what a corpus run uses): P audits at once, one a
+    # seed (an audit takes one --seed), each J lanes on GPU 0 keeping one launcher for all its kernels.
+    rm -rf "$corpus" && mkdir -p "$corpus"
+    for m in "$@"; do cp "$m" "$corpus/"; cp "$(dirname "$m")/$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['source'])" "$m")" "$corpus/"; done
   fi
   local t0; t0=$(date +%s.%N)
   local cpu0; cpu0=$(head -1 /proc/stat)  # the host's CPU time over the batch: is the host the limit?
   if [ "${TP_AUDIT:-0}" = 1 ]; then
-    "$BUILD_DIR"/gauntlet audit "$copies" --seed 1 --gpus 0 --gpu-jobs $((procs * jobs)) --db "$dir/audit.db" \
-      --json "$dir/audit.json" > "$dir/audit.log" 2>&1
-    python3 -c "
-import json, os, sys
-for i, r in enumerate(json.load(open(sys.argv[1]))): json.dump(r, open(os.path.join(sys.argv[2], f'{i}.json'), 'w'))
-" "$dir/audit.json" "$dir/reports" 2>> "$dir/audit.log"
+    # sh -c's $0 gauntlet, $1 lanes, $2 folder, $3 corpus, then xargs' seed as $4.
+    for seed in $seeds; do echo "$seed"; done |
+      xargs -P "$procs" -L 1 sh -c '"$0" audit "$3" --seed "$4" --gpus 0 --gpu-jobs "$1" --db "$2/audit-$4.db" \
+        --json "$2/reports/audit-$4.json" > "$2/audit-$4.log" 2>&1; true' "$BUILD_DIR"/gauntlet "$jobs" "$dir" "$corpus"
   else
   # sh -c's $0 gauntlet, $1 gpu jobs, $2 folder, then xargs' "seed manifest" as $3 $4.
   for seed in $seeds; do for m in "$@"; do echo "$seed $m"; done; done |
@@ -346,8 +338,9 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # kept up to N MiB beyond twice a case's blocks) and "ns=LIST" (GAUNTLET_NAMESPACES=LIST for the
     # children, e.g. ns=mount,pid,ipc: no network namespace, whose creation and teardown the kernel
     # serializes; docs/gpu.md, "Twenty-seventh session"), and "audit": the same kernels and seeds
-    # through one `gauntlet audit --gpus 0 --gpu-jobs P*J` (lanes, one launcher each) instead of
-    # P `verify` processes of J gates each.
+    # through P `gauntlet audit --gpus 0 --gpu-jobs J` at once, one a seed (J lanes, a kernel's
+    # gates one after another in its lane, one launcher a lane for all its kernels), instead of P
+    # `verify` processes of J gates each: the same children in flight.
     for poison in ${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}; do
       label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | tr ',=' '+-')
       unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT

@@ -2,7 +2,7 @@
 """Throughput of a batch of `gauntlet verify --json` runs: kernels per hour and where the time went.
 
 usage: throughput_summary.py DIR WALL_SECONDS [LABEL [CONTEXT_SECONDS [ONE_QUEUE_CONTEXT_SECONDS]]]
-DIR holds one verify JSON per kernel run; WALL_SECONDS is the batch's wall-clock time.
+DIR holds one verify JSON per kernel run (or audit JSON lists of them); WALL_SECONDS is the batch's wall-clock time.
 CONTEXT_SECONDS, one fresh CUDA context's serial cost measured in the same run
 (tools/gpu/ctx_settings_bench.py), and ONE_QUEUE_CONTEXT_SECONDS, the same with one hardware queue
 (default: CONTEXT_SECONDS), give the ceiling: the driver creates contexts one after another, so no
@@ -26,7 +26,9 @@ def main():
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
         try:
             with open(path) as f:
-                reports.append(json.load(f))
+                loaded = json.load(f)
+            # A `gauntlet audit --json` file is a list of such reports.
+            reports.extend(loaded if isinstance(loaded, list) else [loaded])
         except (OSError, ValueError) as e:
             print(f"unreadable {path}: {e}", file=sys.stderr)
     if not reports:
