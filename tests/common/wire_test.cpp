@@ -313,3 +313,33 @@ TEST(Wire, MalformedCaseRepliesNameWhatIsWrongAndZeroSizeOutputsDecode) {
   EXPECT_FALSE(decode(bad, &corrupt, &why));
   EXPECT_NE(why.find("output 0 of call 0: tensor view exceeds its storage: it reaches element 4 of a storage of 2"), std::string::npos) << why;
 }
+
+// "None of these dtypes exists here" is one rule: an empty list constrains nothing, one available
+// dtype is enough, and float8 counts as missing exactly where this LibTorch lacks it.
+TEST(WireDtypes, NoneAvailableOnlyWhereEveryListedDtypeIsMissing) {
+  EXPECT_FALSE(none_available({}));
+  EXPECT_FALSE(none_available({DType::Float32}));
+  EXPECT_FALSE(none_available({DType::Float8E4M3, DType::Float32}));
+  const bool has_float8 = dtype_unavailable(DType::Float8E4M3).empty();
+  EXPECT_EQ(none_available({DType::Float8E4M3}), !has_float8);
+  if (!has_float8)
+    EXPECT_NE(dtype_unavailable(DType::Float8E4M3).find("has no float8_e4m3fn"), std::string::npos);
+}
+
+// NaN tests need a dtype ATen implements isnan for: float8 is widened (its values all exact in
+// float32), everything else comes back as it is.
+TEST(WireDtypes, NanTestableWidensOnlyFloat8) {
+  const at::Tensor f = at::tensor({1.0f, std::nanf("")});
+  EXPECT_EQ(nan_testable(f).scalar_type(), at::kFloat);
+  EXPECT_TRUE(nan_testable(f).is_same(f));
+  const at::Tensor h = f.to(at::kHalf), i = at::tensor({int8_t(1)});
+  EXPECT_EQ(nan_testable(h).scalar_type(), at::kHalf);
+  EXPECT_EQ(nan_testable(i).scalar_type(), at::kChar);  // one byte, but not floating: untouched
+  const auto f8 = to_scalar_type(DType::Float8E4M3);
+  if (!f8) GTEST_SKIP() << dtype_unavailable(DType::Float8E4M3);
+  const at::Tensor e = f.to(*f8);
+  const at::Tensor w = nan_testable(e);
+  EXPECT_EQ(w.scalar_type(), at::kFloat);
+  EXPECT_FALSE(at::isnan(w[0]).item<bool>());
+  EXPECT_TRUE(at::isnan(w[1]).item<bool>());
+}
