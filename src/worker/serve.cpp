@@ -159,13 +159,19 @@ bool send_load_reply(bool ok, const std::string& error, const std::string& sig, 
   return reply(wire::FrameType::LoadReply, wire::encode(r));
 }
 
-// The bytes of a case's tensor arguments' storages, in all and the largest (poison sizes).
-void case_input_bytes(const wire::CaseRequest& req, int64_t* total, int64_t* largest) {
+// The bytes of a case's tensor arguments' storages, in all and the largest: they size its poisoning.
+struct CaseBytes {
+  int64_t input = 0, largest_input = 0;
+};
+
+CaseBytes case_input_bytes(const wire::CaseRequest& req) {
+  CaseBytes b;
   for (const wire::Arg& a : req.args)
     if (a.kind == wire::Arg::Kind::Tensor && a.tensor.defined() && a.tensor.has_storage()) {
-      *total += int64_t(a.tensor.storage().nbytes());
-      *largest = std::max(*largest, int64_t(a.tensor.storage().nbytes()));
+      b.input += int64_t(a.tensor.storage().nbytes());
+      b.largest_input = std::max(b.largest_input, int64_t(a.tensor.storage().nbytes()));
     }
+  return b;
 }
 
 // The case's tensor arguments, in argument order (undefined ones included).
@@ -184,10 +190,9 @@ StagedInputs prepare_cuda_case(const wire::CaseRequest& req) {
     std::lock_guard<std::mutex> lock(g_ops.mu);
     g_ops.inputs.clear();
   }
-  int64_t input_bytes = 0, largest_input = 0;
-  case_input_bytes(req, &input_bytes, &largest_input);
+  const CaseBytes bytes = case_input_bytes(req);
   try {
-    reserve_poison_blocks(input_bytes, largest_input);
+    reserve_poison_blocks(bytes.input, bytes.largest_input);
     return stage_inputs(case_tensor_inputs(req));
   } catch (const std::exception&) {
     // Left to the case in its turn, where an error is reported.
@@ -198,11 +203,6 @@ StagedInputs prepare_cuda_case(const wire::CaseRequest& req) {
 using PhaseClock = std::chrono::steady_clock;
 
 double seconds_since(PhaseClock::time_point t) { return std::chrono::duration<double>(PhaseClock::now() - t).count(); }
-
-// The storage bytes of a case's tensor arguments (case_input_bytes), which size its poisoning.
-struct CaseBytes {
-  int64_t input = 0, largest_input = 0;
-};
 
 // device=cuda: the device copies of the inputs and the kernel's allocations come from poisoned memory.
 void poison_before_call(const CaseBytes& bytes, wire::CaseReply* rep) {
@@ -434,8 +434,7 @@ wire::CaseReply run_case_steps(const KernelEntry& entry, const wire::CaseRequest
                                double* outside_turn_seconds) {
   wire::CaseReply rep;
   rep.case_id = req.case_id;
-  CaseBytes bytes;
-  case_input_bytes(req, &bytes.input, &bytes.largest_input);
+  const CaseBytes bytes = case_input_bytes(req);
   rep.has_phases = g_cuda;
   if (g_cuda) {
     {
