@@ -295,10 +295,13 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...  (TP_AUDIT=1: throug
       xargs -P "$procs" -L 1 sh -c '"$0" audit "$3" --seed "$4" --gpus 0 --gpu-jobs "$1" --db "$2/audit-$4.db" \
         --json "$2/reports/audit-$4.json" > "$2/audit-$4.log" 2>&1; true' "$BUILD_DIR"/gauntlet "$jobs" "$dir" "$corpus"
   else
-  # sh -c's $0 gauntlet, $1 gpu jobs, $2 folder, then xargs' "seed manifest" as $3 $4.
+  # sh -c's $0 gauntlet, $1 gpu jobs, $2 folder, then xargs' "seed manifest" as $3 $4. Each
+  # process's own wall (start and end, walls/) against its report's seconds: what a verify process
+  # costs outside its kernel's gates (loading LibTorch, the zygote's start, exit).
+  mkdir -p "$dir/walls"
   for seed in $seeds; do for m in "$@"; do echo "$seed $m"; done; done |
-    xargs -P "$procs" -L 1 sh -c '"$0" verify "$4" --seed "$3" --gpu-jobs "$1" --quiet \
-      --json "$2/reports/$(echo "$4" | tr / _)-$3.json" > /dev/null 2>&1; true' \
+    xargs -P "$procs" -L 1 sh -c 'n=$(echo "$4" | tr / _)-$3; s=$(date +%s.%N); "$0" verify "$4" --seed "$3" --gpu-jobs "$1" --quiet \
+      --json "$2/reports/$n.json" > /dev/null 2>&1; echo "$s $(date +%s.%N)" > "$2/walls/$n.txt"; true' \
       "$BUILD_DIR"/gauntlet "$jobs" "$dir"
   fi
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")

@@ -111,6 +111,24 @@ def main():
           f"the child's start and the load: the children's own context and first poisoning "
           f"{parts['child_context_seconds'] / kids:.3f}, before it {parts['child_before_context_seconds'] / kids:.3f} "
           f"(CPU children count 0 here)")
+    # verify batches: each process's wall (walls/NAME.txt: start end) against its report's seconds.
+    outside = []
+    for path in sorted(glob.glob(os.path.join(folder, "walls", "*.txt"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        try:
+            with open(path) as f:
+                t0, t1 = (float(x) for x in f.read().split())
+            with open(os.path.join(folder, "reports", name + ".json")) as f:
+                reported = json.load(f).get("seconds", 0.0)
+        except (OSError, ValueError):
+            continue
+        outside.append((t1 - t0, reported))
+    if outside:
+        walls = [w for w, _ in outside]
+        gaps = [w - r for w, r in outside]
+        print(f"verify processes: wall median {statistics.median(walls):.2f} s, of it outside the report's seconds "
+              f"median {statistics.median(gaps):.3f} s (mean {statistics.mean(gaps):.3f}; LibTorch's load, argument "
+              f"and schema checks, exit): {sum(gaps) / max(1e-9, sum(walls)):.1%} of the processes' time")
     methods = sorted({r.get("environment", {}).get("gpu", {}).get("poison_method", "") for r in reports} - {""})
     if methods:
         print("device poisoning: " + ", ".join(methods))
