@@ -59,6 +59,33 @@ TEST(GateTable, RendersEachGatesBugsWithBothVerdicts) {
       << md;
 }
 
+// A second report adds the kernels the first skipped (fp8_matmul's, from a GPU host whose PyTorch
+// has float8), and says so; a kernel in both keeps the first report's row.
+TEST(GateTable, LaterReportsAddOnlyTheKernelsTheFirstLacks) {
+  const std::string dir = temp_dir();
+  const nlohmann::json declared = {{"verdict", "fail"}, {"gates", {{"accuracy", {{"status", "fail"}}}}},
+                                   {"bug", "Sums in float16. More in the manifest."}};
+  const nlohmann::json fails = {{{"name", "accuracy"}, {"status", "fail"}, {"category", "wrong-result"}}};
+  const nlohmann::json passes = {{{"name", "accuracy"}, {"status", "pass"}}};
+  nlohmann::json first = nlohmann::json::array(), second = nlohmann::json::array();
+  first.push_back(kernel("bugs/accuracy/a.json", "fail", fails, declared, "accept"));
+  // The same kernel again in the second report, passing: must not replace the first's row.
+  second.push_back(kernel("bugs/accuracy/a.json", "pass", passes, declared, "reject"));
+  second.push_back(kernel("bugs/accuracy/b.json", "fail", fails, declared, "accept"));
+  write_file(dir + "/first.json", first.dump());
+  write_file(dir + "/second.json", second.dump());
+  ASSERT_EQ(run_table(dir + "/first.json " + dir + "/second.json -o " + dir + "/table.md"), 0);
+  const std::string md = read_file(dir + "/table.md");
+  EXPECT_NE(md.find("- Planted bugs: 2; the KernelBench-style check accepts 2 of them."), std::string::npos) << md;
+  EXPECT_NE(md.find("| accuracy | 2 | 2 | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- From `" + dir + "/second.json` (kernels the first report skipped): `bugs/accuracy/b.json`."),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("| `bugs/accuracy/a.json` | sum | Sums in float16. | reject"), std::string::npos) << md;
+  // An unreadable second report is an error, not a table without its rows.
+  EXPECT_EQ(run_table(dir + "/first.json " + dir + "/missing.json -o " + dir + "/t2.json"), 2);
+}
+
 TEST(GateTable, BadInputGetsOneLineErrorAndExit2) {
   const std::string dir = temp_dir();
   EXPECT_EQ(run_table(dir + "/missing.json"), 2);

@@ -1,11 +1,14 @@
 // Renders docs/gate-table.md from `gauntlet selftest --json`: each gate, its planted bugs, the KernelBench-style check's word and gauntlet's.
 //
-// Usage: gauntlet_gate_table SELFTEST.json [-o OUT.md]
+// Usage: gauntlet_gate_table SELFTEST.json [MORE.json ...] [-o OUT.md]
 // The table is generated, never written by hand: tools/gate-table.sh runs the selftest and this.
+// Later reports add the kernels the first lacks (those a machine skipped: fp8_matmul's rows come
+// from a GPU host whose PyTorch has float8); a kernel in several keeps its first report's row.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,7 +61,8 @@ struct Row {
   bool as_declared = true;
 };
 
-int render(const json& kernels, std::ostream& out) {
+// `added`: kernels taken from a later report, by report (said under the summary).
+int render(const json& kernels, const std::map<std::string, std::vector<std::string>>& added, std::ostream& out) {
   std::map<std::string, std::vector<Row>> by_gate;
   int controls = 0, controls_clean = 0, bugs = 0, kb_accepts = 0, mismatched = 0;
   std::vector<std::string> unclean;
@@ -118,7 +122,13 @@ int render(const json& kernels, std::ostream& out) {
     for (const auto& u : unclean) out << " `" << u << "`";
   }
   out << ".\n- Planted bugs: " << bugs << "; the KernelBench-style check accepts " << kb_accepts << " of them.\n"
-      << "- Kernels whose verdict differs from their manifest's declaration: " << mismatched << ".\n\n";
+      << "- Kernels whose verdict differs from their manifest's declaration: " << mismatched << ".\n";
+  for (const auto& [path, names] : added) {
+    out << "- From `" << path << "` (kernels the first report skipped):";
+    for (const std::string& n : names) out << " `" << n << "`";
+    out << ".\n";
+  }
+  out << "\n";
 
   out << "| gate | planted bugs | accepted by the KernelBench-style check | failed by gauntlet's gate |\n"
          "|---|---|---|---|\n";
@@ -149,40 +159,56 @@ int render(const json& kernels, std::ostream& out) {
 
 }  // namespace
 
+// One selftest report (a JSON array of kernels), or a one-line error.
+bool read_report(const std::string& path, json* kernels, std::string* error) {
+  std::ifstream in(path);
+  if (!in) return (*error = "cannot read " + path, false);
+  try {
+    *kernels = json::parse(in);
+  } catch (const std::exception& e) {
+    return (*error = path + " is not JSON: " + e.what(), false);
+  }
+  if (!kernels->is_array()) return (*error = path + " is not a selftest report (expected a JSON array)", false);
+  return true;
+}
+
 int main(int argc, char** argv) {
-  std::string in_path, out_path;
+  const char* usage = "usage: gauntlet_gate_table SELFTEST.json [MORE.json ...] [-o OUT.md]";
+  std::vector<std::string> in_paths;
+  std::string out_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) out_path = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::puts("usage: gauntlet_gate_table SELFTEST.json [-o OUT.md]");
+      std::puts(usage);
       return 0;
-    } else in_path = a;
+    } else in_paths.push_back(a);
   }
-  if (in_path.empty()) {
-    std::fprintf(stderr, "gauntlet_gate_table: error: no selftest JSON given (usage: gauntlet_gate_table SELFTEST.json [-o OUT.md])\n");
+  if (in_paths.empty()) {
+    std::fprintf(stderr, "gauntlet_gate_table: error: no selftest JSON given (%s)\n", usage);
     return 2;
   }
-  std::ifstream in(in_path);
-  if (!in) {
-    std::fprintf(stderr, "gauntlet_gate_table: error: cannot read %s\n", in_path.c_str());
-    return 2;
+  json kernels = json::array();
+  std::set<std::string> seen;
+  std::map<std::string, std::vector<std::string>> added;
+  for (const std::string& path : in_paths) {
+    json report;
+    std::string error;
+    if (!read_report(path, &report, &error)) {
+      std::fprintf(stderr, "gauntlet_gate_table: error: %s\n", error.c_str());
+      return 2;
+    }
+    for (json& k : report) {
+      const std::string manifest = k.is_object() ? k.value("manifest", std::string()) : std::string();
+      if (!manifest.empty() && !seen.insert(manifest).second) continue;  // the first report's row stands
+      if (&path != &in_paths[0]) added[path].push_back(manifest.empty() ? "?" : manifest);
+      kernels.push_back(std::move(k));
+    }
   }
-  json kernels;
-  try {
-    kernels = json::parse(in);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gauntlet_gate_table: error: %s is not JSON: %s\n", in_path.c_str(), e.what());
-    return 2;
-  }
-  if (!kernels.is_array()) {
-    std::fprintf(stderr, "gauntlet_gate_table: error: %s is not a selftest report (expected a JSON array)\n",
-                 in_path.c_str());
-    return 2;
-  }
+  const std::string in_path = in_paths.size() == 1 ? in_paths[0] : "(" + std::to_string(in_paths.size()) + " reports)";
   std::ostringstream md;
   try {
-    render(kernels, md);
+    render(kernels, added, md);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gauntlet_gate_table: error: malformed selftest report %s: %s\n", in_path.c_str(), e.what());
     return 2;
