@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/common/aten_dtypes.h"
 #include "gauntlet/common/types.h"
 
 namespace gauntlet::wire {
@@ -96,18 +97,6 @@ int64_t now_ms();
 // storage, so the worker rebuilds exactly the view the parent made (non-contiguous layouts too).
 void put_tensor(Writer& w, const at::Tensor& t);
 bool get_tensor(Reader& r, at::Tensor* out, std::string* why);
-// nullopt for a dtype this LibTorch lacks (float8_e4m3fn before 2.1: dtype_unavailable).
-std::optional<at::ScalarType> to_scalar_type(DType d);
-std::optional<DType> from_scalar_type(at::ScalarType s);
-// Why tensors of `d` cannot be made with the LibTorch gauntlet was built with ("" when they can):
-// "this gauntlet's LibTorch 1.13.0 has no float8_e4m3fn (PyTorch 2.1 and later have it)".
-std::string dtype_unavailable(DType d);
-// True when `dtypes` names at least one dtype and this LibTorch has none of them: an input, op or
-// planted bug that cannot be made here (fp8_matmul's float8_e4m3fn before PyTorch 2.1).
-bool none_available(const std::vector<DType>& dtypes);
-// `t` where ATen can test it for NaN and inf (isnan, isinf, where): float8 widened to float32, which
-// holds every float8 value; any other tensor as it is.
-at::Tensor nan_testable(const at::Tensor& t);
 
 // Kernel call arguments: tensors or attributes, in the schema's order.
 struct Arg {
