@@ -16,5 +16,7 @@ else
 fi
 # Rows this machine's selftest skipped (fp8_matmul needs a PyTorch with float8) come from reports
 # of a machine that ran them, kept in docs/data/selftest-*.json; the first report's rows stand.
+# The CUDA kernels' verdicts come the same way from a GPU host's selftest (tools/gpu/run-on-h200.sh,
+# merged and trimmed by tools/gpu/selftest_for_docs.py) and get the table's CUDA section.
 "$BUILD"/gauntlet_gate_table "$report" docs/data/selftest-*.json -o docs/gate-table.md
 echo "wrote docs/gate-table.md from $report"

@@ -86,6 +86,50 @@ TEST(GateTable, LaterReportsAddOnlyTheKernelsTheFirstLacks) {
   EXPECT_EQ(run_table(dir + "/first.json " + dir + "/missing.json -o " + dir + "/t2.json"), 2);
 }
 
+// Kernels a report ran on a GPU get the CUDA section, named with their GPU, and stay out of the CPU
+// corpus' counts; a GPU bug's row says which gates it must fail and which gauntlet failed.
+TEST(GateTable, GpuKernelsGetTheirOwnSectionApartFromTheCpuCounts) {
+  const std::string dir = temp_dir();
+  const nlohmann::json declared = {{"verdict", "fail"}, {"gates", {{"shapes", {{"status", "fail"}}}}},
+                                   {"bug", "Drops the last partial block. More in the manifest."}};
+  const nlohmann::json fails = {{{"name", "shapes"}, {"status", "fail"}, {"category", "wrong-result"}},
+                                {{"name", "accuracy"}, {"status", "pass"}}};
+  const nlohmann::json gpu_env = {{"device", "cuda"}, {"gpu", {{"name", "Test GPU 9000"}}}};
+  nlohmann::json cpu = nlohmann::json::array(), gpu = nlohmann::json::array();
+  cpu.push_back(kernel("bugs/shapes/f.json", "fail", fails, declared, "accept"));
+  nlohmann::json bug = kernel("bugs_cuda/shapes/f.json", "fail", fails, declared, "reject");
+  bug["environment"] = gpu_env;
+  nlohmann::json control = kernel("controls_cuda/f.json", "pass", {{{"name", "shapes"}, {"status", "fail"}}},
+                                  {{"verdict", "pass"}}, "");
+  control["environment"] = gpu_env;
+  control["selftest"]["mismatches"] = {"shapes: expected pass, got fail"};
+  gpu.push_back(bug);
+  gpu.push_back(control);
+  write_file(dir + "/cpu.json", cpu.dump());
+  write_file(dir + "/gpu.json", gpu.dump());
+  ASSERT_EQ(run_table(dir + "/cpu.json " + dir + "/gpu.json -o " + dir + "/table.md"), 0);
+  const std::string md = read_file(dir + "/table.md");
+  // The CPU counts hold the CPU bug alone, and the added-kernels line names no GPU kernel.
+  EXPECT_NE(md.find("- Planted bugs: 1; the KernelBench-style check accepts 1 of them."), std::string::npos) << md;
+  EXPECT_NE(md.find("| shapes | 1 | 1 | 1 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("kernels the first report skipped"), std::string::npos) << md;
+  const size_t section = md.find("\n## CUDA kernels\n");
+  ASSERT_NE(section, std::string::npos) << md;
+  EXPECT_GT(section, md.find("\n## shapes\n")) << "the GPU section comes after every gate's section";
+  const std::string body = md.substr(section);
+  EXPECT_NE(body.find("from `" + dir + "/gpu.json` (GPU: Test GPU 9000)"), std::string::npos) << body;
+  EXPECT_NE(body.find("- Correct controls: 0 of 1 pass every gate."), std::string::npos) << body;
+  EXPECT_NE(body.find("- Planted bugs: 1; the KernelBench-style check accepts 0 of them."), std::string::npos) << body;
+  EXPECT_NE(body.find("- Kernels whose verdict differs from their manifest's declaration: 1."), std::string::npos);
+  EXPECT_NE(body.find("| `bugs_cuda/shapes/f.json` | sum | Drops the last partial block. | shapes | shapes | reject | "
+                      "Test GPU 9000 |"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("| `controls_cuda/f.json` | sum | control (correct) | - | shapes (NOT as declared) |"),
+            std::string::npos)
+      << body;
+}
+
 TEST(GateTable, BadInputGetsOneLineErrorAndExit2) {
   const std::string dir = temp_dir();
   EXPECT_EQ(run_table(dir + "/missing.json"), 2);
@@ -138,6 +182,27 @@ TEST(GateTable, CommittedTableCoversEveryPlantedBug) {
     }
   }
   EXPECT_EQ(md.find("NOT as declared"), std::string::npos) << "the committed table records a mismatch";
+}
+
+// Issue 20's CUDA twins, measured on a GPU host (tools/gpu/lists/issue20-cuda.txt, the device
+// call's list), each have their row in the committed table's CUDA section.
+TEST(GateTable, CommittedTableHasEveryIssue20CudaTwin) {
+  const std::string md = read_file(source_dir() + "/docs/gate-table.md");
+  const size_t section = md.find("\n## CUDA kernels\n");
+  ASSERT_NE(section, std::string::npos) << "docs/gate-table.md has no CUDA section: run tools/gate-table.sh";
+  const std::string body = md.substr(section);
+  std::ifstream list(source_dir() + "/tools/gpu/lists/issue20-cuda.txt");
+  ASSERT_TRUE(list) << "tools/gpu/lists/issue20-cuda.txt is missing";
+  int listed = 0;
+  for (std::string line; std::getline(list, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++listed;
+    ASSERT_EQ(line.rfind("corpus/", 0), 0u) << line;
+    const std::string manifest = line.substr(7);
+    EXPECT_FALSE(read_file(source_dir() + "/" + line).empty()) << line << " is not in the corpus";
+    EXPECT_NE(body.find("| `" + manifest + "` |"), std::string::npos) << manifest << " has no CUDA row";
+  }
+  EXPECT_GE(listed, 20);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // The table is generated, never written by hand: tools/gate-table.sh runs the selftest and this.
 // Later reports add the kernels the first lacks (those a machine skipped: fp8_matmul's rows come
 // from a GPU host whose PyTorch has float8); a kernel in several keeps its first report's row.
+// Kernels a report ran on a GPU (environment.device "cuda") get a section of their own, apart from
+// the CPU corpus' per-gate counts, naming the GPU that gave each verdict.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -56,17 +58,85 @@ std::string verdict_text(const json* g) {
   return s;
 }
 
+bool ran_on_gpu(const json& kernel) {
+  const json env = kernel.value("environment", json::object());
+  return env.is_object() && env.value("device", "") == "cuda";
+}
+
+std::string gpu_name(const json& kernel) {
+  const json gpu = kernel.value("environment", json::object()).value("gpu", json::object());
+  return gpu.is_object() ? gpu.value("name", "a GPU") : "a GPU";
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const std::string& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s.empty() ? "-" : s;
+}
+
+// The GPU kernels' section: one row a kernel (controls and planted bugs), since a CUDA twin's gates
+// are the CPU kernel's and its counts would blur which machine measured what.
+void render_gpu_section(const std::vector<const json*>& kernels, const std::set<std::string>& reports,
+                        std::ostream& out) {
+  int controls = 0, controls_clean = 0, bugs = 0, kb_accepts = 0, mismatched = 0;
+  std::set<std::string> gpus;
+  std::ostringstream rows;
+  for (const json* k : kernels) {
+    const json st = k->value("selftest", json::object());
+    const json expected = st.value("expected", json::object());
+    const bool ok = st.value("mismatches", json::array()).empty();
+    mismatched += !ok;
+    gpus.insert(gpu_name(*k));
+    std::vector<std::string> declared, failing;
+    const json declared_gates = expected.value("gates", json::object());  // named: items() of a temporary dangles
+    for (const auto& [gate, rule] : declared_gates.items())
+      if (rule.is_object() && rule.value("status", json()) == json("fail")) declared.push_back(gate);
+    bool clean = true;
+    for (const json& g : k->value("gates", json::array())) {
+      const std::string s = g.value("status", "");
+      if (s != "pass" && s != "skip") clean = false;
+      if (s == "fail" || s == "error") failing.push_back(g.value("name", ""));
+    }
+    const bool control = expected.value("verdict", "") == "pass";
+    if (!control && !expected.contains("bug")) continue;  // hostile kernels: not planted numerical bugs
+    const std::string kb = st.value("kbcheck", "");
+    if (control) controls += 1, controls_clean += clean;
+    else bugs += 1, kb_accepts += kb == "accept";
+    rows << "| `" << cell(k->value("manifest", "?")) << "` | " << cell(k->value("op", "")) << " | "
+         << cell(control ? "control (correct)" : first_sentence(expected.value("bug", ""))) << " | "
+         << cell(joined(declared)) << " | " << cell(joined(failing)) << (ok ? "" : " (NOT as declared)") << " | "
+         << cell(control ? "-" : kb.empty() ? "not run" : kb) << " | " << cell(gpu_name(*k)) << " |\n";
+  }
+  out << "\n## CUDA kernels\n\nVerdicts of CUDA kernels (`corpus/controls_cuda/`, `corpus/bugs_cuda/`) measured "
+         "on a GPU host, from";
+  for (const std::string& r : reports) out << " `" << r << "`";
+  out << " (GPU: " << joined(std::vector<std::string>(gpus.begin(), gpus.end())) << ").\n\n"
+      << "- Correct controls: " << controls_clean << " of " << controls << " pass every gate.\n"
+      << "- Planted bugs: " << bugs << "; the KernelBench-style check accepts " << kb_accepts << " of them.\n"
+      << "- Kernels whose verdict differs from their manifest's declaration: " << mismatched << ".\n\n"
+      << "| kernel | op | what is wrong | gates it must fail | gates gauntlet failed | KernelBench-style check | "
+         "GPU |\n|---|---|---|---|---|---|---|\n"
+      << rows.str();
+}
+
 struct Row {
   std::string manifest, op, bug, kbcheck, verdict, others;
   bool as_declared = true;
 };
 
 // `added`: kernels taken from a later report, by report (said under the summary).
-int render(const json& kernels, const std::map<std::string, std::vector<std::string>>& added, std::ostream& out) {
+// `gpu_reports`: the reports the GPU kernels came from.
+int render(const json& kernels, const std::map<std::string, std::vector<std::string>>& added,
+           const std::set<std::string>& gpu_reports, std::ostream& out) {
   std::map<std::string, std::vector<Row>> by_gate;
+  std::vector<const json*> gpu_kernels;
   int controls = 0, controls_clean = 0, bugs = 0, kb_accepts = 0, mismatched = 0;
   std::vector<std::string> unclean;
   for (const json& k : kernels) {
+    if (ran_on_gpu(k)) {
+      gpu_kernels.push_back(&k);
+      continue;
+    }
     const std::string manifest = k.value("manifest", k.value("source", "?"));
     const json st = k.value("selftest", json::object());
     const json expected = st.value("expected", json::object());
@@ -113,7 +183,8 @@ int render(const json& kernels, const std::map<std::string, std::vector<std::str
          "Generated by `tools/gate-table.sh` (tools/gate_table/gate_table.cpp) from `gauntlet selftest --json`; "
          "do not edit by hand. Each planted bug is a kernel in `corpus/bugs/` whose manifest declares the gates "
          "that must fail; \"KernelBench-style check\" is `gauntlet kbcheck` (five U[0,1) trials at one shape, "
-         "float32, allclose atol = rtol = 1e-2 against the library op).\n\n";
+         "float32, allclose atol = rtol = 1e-2 against the library op). CUDA kernels measured on a GPU host have "
+         "their own section at the end.\n\n";
   if (!kernels.empty()) out << "Seed " << kernels[0].value("seed", 0ull) << ".\n\n";
   out << "- Correct controls: " << controls_clean << " of " << controls << " pass every gate (pass, or skip with "
       << "its reason)";
@@ -154,6 +225,7 @@ int render(const json& kernels, const std::map<std::string, std::vector<std::str
           << " | " << cell(r.verdict) << (r.as_declared ? "" : " (NOT as declared)") << " | "
           << cell(r.others.empty() ? "-" : r.others) << " |\n";
   }
+  if (!gpu_kernels.empty()) render_gpu_section(gpu_kernels, gpu_reports, out);
   return 0;
 }
 
@@ -191,6 +263,7 @@ int main(int argc, char** argv) {
   json kernels = json::array();
   std::set<std::string> seen;
   std::map<std::string, std::vector<std::string>> added;
+  std::set<std::string> gpu_reports;
   for (const std::string& path : in_paths) {
     json report;
     std::string error;
@@ -201,14 +274,15 @@ int main(int argc, char** argv) {
     for (json& k : report) {
       const std::string manifest = k.is_object() ? k.value("manifest", std::string()) : std::string();
       if (!manifest.empty() && !seen.insert(manifest).second) continue;  // the first report's row stands
-      if (&path != &in_paths[0]) added[path].push_back(manifest.empty() ? "?" : manifest);
+      if (ran_on_gpu(k)) gpu_reports.insert(path);
+      else if (&path != &in_paths[0]) added[path].push_back(manifest.empty() ? "?" : manifest);
       kernels.push_back(std::move(k));
     }
   }
   const std::string in_path = in_paths.size() == 1 ? in_paths[0] : "(" + std::to_string(in_paths.size()) + " reports)";
   std::ostringstream md;
   try {
-    render(kernels, added, md);
+    render(kernels, added, gpu_reports, md);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gauntlet_gate_table: error: malformed selftest report %s: %s\n", in_path.c_str(), e.what());
     return 2;

@@ -130,7 +130,7 @@ stamp "built"
 grep -m1 "CUDA allocator snapshot" "$OUT/build.log" | tee -a "$OUT/steps.log"
 [ -f "$BUILD_DIR/snapshot_check/why.log" ] && grep -m 12 -E "error" "$BUILD_DIR/snapshot_check/why.log" > "$OUT/snapshot-check.log"
 
-export GAUNTLET_CACHE=$BUILD_DIR/kernel-cache
+export GAUNTLET_CACHE=${GAUNTLET_CACHE:-$BUILD_DIR/kernel-cache}  # shared by builds compared in one call
 export GAUNTLET_WORKER=$BUILD_DIR/gauntlet-worker
 export GAUNTLET_SCHEMAS=$ROOT/opschemas
 export GAUNTLET_CUDA_ARCH=${GAUNTLET_CUDA_ARCH:-sm_90}
