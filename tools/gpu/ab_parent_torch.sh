@@ -18,14 +18,14 @@ note() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$OUT/ab.log"; }
 
 # Both builds first, so neither batch runs beside a compile.
 note "build A (default) and B (parent on torch_cpu)"
-env GPU_PACK=0 OUT="$OUT/build-a" bash tools/gpu/run-on-h200.sh > "$OUT/build-a.log" 2>&1
+env GPU_PACK=0 GPU_PARENT_TORCH_CPU=OFF OUT="$OUT/build-a" bash tools/gpu/run-on-h200.sh > "$OUT/build-a.log" 2>&1
 env GPU_PACK=0 GPU_PARENT_TORCH_CPU=ON BUILD_DIR=build-gpu-cpuparent OUT="$OUT/build-b" bash tools/gpu/run-on-h200.sh \
   > "$OUT/build-b.log" 2>&1
 for v in a:build-gpu b:build-gpu-cpuparent; do
   bash tools/gpu/startup_probe.sh "${v#*:}/gauntlet" 7 > "$OUT/startup-${v%%:*}.txt" 2>&1
 done
 note "prebuild"
-env "${common[@]}" GPU_THROUGHPUT=0 GPU_PREBUILD=1 GPU_PREBUILD_JOBS=16 \
+env "${common[@]}" GPU_PARENT_TORCH_CPU=OFF GPU_THROUGHPUT=0 GPU_PREBUILD=1 GPU_PREBUILD_JOBS=16 \
   GPU_PREBUILD_DIRS="$(for k in $K; do printf 'corpus/controls_cuda/%s.json ' "$k"; done)" OUT="$OUT/prebuild" \
   bash tools/gpu/run-on-h200.sh > "$OUT/prebuild.log" 2>&1
 for run in a1:build-gpu:OFF b:build-gpu-cpuparent:ON a2:build-gpu:OFF; do

@@ -47,8 +47,9 @@
 #   GPU_PROBE=1       first run tools/gpu/probe_cuda_sandbox.py (which sandbox layer stops CUDA)
 #   GPU_PACK=0        leave $OUT as it is (default: everything but *.md, steps.log and env.txt is
 #                     packed into rest.tgz at the end, since only a few files come back)
-#   GPU_PARENT_TORCH_CPU=ON  configure with -DGAUNTLET_PARENT_TORCH_CPU_ONLY=ON: the parent links
-#                     LibTorch's CPU libraries only (compare with BUILD_DIR=build-gpu-cpuparent)
+#   GPU_PARENT_TORCH_CPU=OFF configure with -DGAUNTLET_PARENT_TORCH_CPU_ONLY=OFF: the parent links
+#                     all of LibTorch, CUDA half included (default ON, the CPU half only; compare
+#                     with another BUILD_DIR, as tools/gpu/ab_parent_torch.sh does)
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -117,7 +118,7 @@ command -v ninja >/dev/null && GEN=(-G Ninja)
 stamp "configure"
 if ! cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS/usr" -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGAUNTLET_BUILD_TESTS=$tests -DGAUNTLET_PARENT_TORCH_CPU_ONLY="${GPU_PARENT_TORCH_CPU:-OFF}" > "$OUT/build.log" 2>&1; then
+    -DGAUNTLET_BUILD_TESTS=$tests -DGAUNTLET_PARENT_TORCH_CPU_ONLY="${GPU_PARENT_TORCH_CPU:-ON}" > "$OUT/build.log" 2>&1; then
   stamp "configure FAILED (build.log)"; tail -40 "$OUT/build.log"; exit 1
 fi
 stamp "build ${targets[*]}"
