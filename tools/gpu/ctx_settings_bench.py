@@ -35,12 +35,27 @@ SETTINGS = {
     "LAZY + spin": {"CUDA_MODULE_LOADING": "LAZY", "@flags": 0x01},  # CU_CTX_SCHED_SPIN
     "LAZY + 1 queue + lazy data": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
                                     "CUDA_MODULE_DATA_LOADING": "LAZY"},
+    # What a gauntlet child does besides the context, one piece at a time (issue 18: which of them
+    # the kernel or the driver serializes across processes). "@unshare": namespaces made in the
+    # timed part, as the zygote's clone makes them (needs root); "@pinned": bytes of pinned host
+    # memory after the first kernel, as the worker's staging buffer.
+    "LAZY + 1 queue + network namespace": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                           "@unshare": 0x40000000},  # CLONE_NEWNET
+    "LAZY + 1 queue + net, ipc, mount namespaces": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                                    "@unshare": 0x40000000 | 0x08000000 | 0x00020000},
+    "LAZY + 1 queue + 4 MiB pinned": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                      "@pinned": 4 << 20},
 }
 
 
 def child(go_r, out_w, setting):
     os.read(go_r, 1)
     t0 = time.monotonic()
+    if "@unshare" in setting:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(setting["@unshare"]) != 0:
+            os.write(out_w, f"unshare failed: errno {ctypes.get_errno()}\n".encode())
+            os._exit(2)
     for k, v in setting.items():
         if not k.startswith("@"):
             os.environ[k] = v
@@ -52,6 +67,9 @@ def child(go_r, out_w, setting):
     t1 = time.monotonic()
     x = torch.ones(1 << 18, device="cuda")  # first allocation and a first kernel (a fill)
     y = (x * 2).sum().item()
+    if "@pinned" in setting:
+        staging = torch.empty(setting["@pinned"], dtype=torch.uint8, pin_memory=True)
+        staging[:1].copy_(x[:1].to(torch.uint8), non_blocking=False)
     t2 = time.monotonic()
     os.write(out_w, f"{t1 - t0:.6f} {t2 - t1:.6f} {int(y)}\n".encode())
     os._exit(0)
@@ -83,7 +101,8 @@ def run(n, setting):
         data += chunk
     for fd in (go_r, go_w, out_r):
         os.close(fd)
-    rows = [list(map(float, line.split()[:2])) for line in data.decode().splitlines() if line.strip()]
+    rows = [list(map(float, line.split()[:2])) for line in data.decode().splitlines()
+            if line.strip() and not line.startswith("unshare failed")]
     init = statistics.median(r[0] for r in rows) if rows else 0.0
     first = statistics.median(r[1] for r in rows) if rows else 0.0
     return wall, init, first, failed
