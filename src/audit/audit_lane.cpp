@@ -19,6 +19,16 @@
 #include "gauntlet/run/standard_check.h"
 
 namespace gauntlet {
+
+void set_lane_gate_jobs(const AuditOptions& options, bool host_lock, VerifyOptions* vo) {
+  // A CPU lane runs up to --jobs gates of its kernel at once (verify's threads), so the last
+  // kernels of an audit (a hanging one: a timeout per gate) do not leave the other cores idle.
+  vo->jobs = host_lock ? std::max(1, options.jobs) : 1;
+  // A CUDA kernel runs its gates as verify --gpu-jobs does: fresh contexts are the floor, and one
+  // gate at a time leaves the driver idle while that gate computes its oracles and judges.
+  vo->gpu_jobs = std::max(1, options.gpu_gate_jobs);
+}
+
 namespace {
 
 void send(int fd, const std::string& line) {
@@ -92,9 +102,7 @@ class Lane {
 VerifyOptions Lane::options_for(const AuditWork& w) {
   VerifyOptions vo = o_.verify;
   vo.progress = false;
-  // A CPU lane runs up to --jobs gates of its kernel at once (verify's threads), so the last
-  // kernels of an audit (a hanging one: a timeout per gate) do not leave the other cores idle.
-  vo.jobs = c_.host_lock ? std::max(1, c_.options->jobs) : 1;
+  set_lane_gate_jobs(*c_.options, c_.host_lock, &vo);
   vo.slots = nullptr;
   vo.lent_slots = c_.host_lock ? c_.lent_slots : nullptr;
   vo.known = w.known;

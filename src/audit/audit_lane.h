@@ -52,6 +52,10 @@ struct LaneConfig {
   size_t share_count = 0, self = 0;          // how many; this lane's
 };
 
+// How many gates of its kernel a lane runs at once, set on the lane's VerifyOptions: a CPU lane
+// (host_lock) --jobs, a GPU lane one CPU gate at a time; a CUDA kernel --gpu-gate-jobs in either.
+void set_lane_gate_jobs(const AuditOptions& options, bool host_lock, VerifyOptions* vo);
+
 // Exit status of a lane process: 0 done, 3 the database failed (stops), 4 some kernel hit a harness
 // error (left incomplete, the lane went on).
 int run_lane(const LaneConfig& config);

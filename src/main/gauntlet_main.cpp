@@ -297,6 +297,8 @@ void add_audit_command(CLI::App& app, Commands& c) {
   audit->add_option("--gpus", c.af.gpus, "GPU indices for CUDA kernels (default 0 when present)");
   audit->add_option("--gpu-jobs", c.ao.gpu_lanes, "CUDA kernels in flight per GPU, each a lane of its own; their children execute on the GPU one at a time (default 4)")
       ->check(CLI::Range(1, 64));
+  audit->add_option("--gpu-gate-jobs", c.ao.gpu_gate_jobs, "gate processes in flight for each CUDA kernel of a lane, as verify --gpu-jobs (default 4: with --gpu-jobs 4, 16 children start side by side per GPU)")
+      ->check(CLI::Range(1, 64));
   audit->add_option("--gpu-turn-bound", c.af.v.gpu_turn_bound, kGpuTurnBoundHelp)->check(CLI::Range(0.0, 86400.0));
   audit->add_option("--build-jobs", c.ao.build_jobs, "Python modules built at once, ahead of the lanes that verify them (default: one per CPU)")
       ->check(CLI::Range(1, 256));

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "../test_files.h"
+#include "../../src/audit/audit_lane.h"
 #include "gauntlet/audit/audit.h"
 #include "gauntlet/build/builder.h"
 
@@ -121,6 +122,27 @@ TEST(AuditCorpus, SingleFilesAndJsonl) {
   EXPECT_NE(error.find("missing"), std::string::npos);
   write(t.path + "/kernel.cpp", "");
   EXPECT_FALSE(discover_corpus(t.path + "/kernel.cpp", t.path, &error));
+}
+
+// A CUDA kernel in a lane runs --gpu-gate-jobs gates at once (4 by default, as verify --gpu-jobs),
+// so an audit on one GPU keeps 16 children in flight, not 4; CPU gates keep their own rule.
+TEST(AuditLanes, CudaKernelsRunGpuGateJobsGatesAtOnceInEveryLane) {
+  AuditOptions o;
+  o.jobs = 6;
+  EXPECT_EQ(o.gpu_gate_jobs, 4);
+  VerifyOptions cpu_lane, gpu_lane;
+  set_lane_gate_jobs(o, /*host_lock=*/true, &cpu_lane);
+  set_lane_gate_jobs(o, /*host_lock=*/false, &gpu_lane);
+  EXPECT_EQ(cpu_lane.jobs, 6);
+  EXPECT_EQ(gpu_lane.jobs, 1);
+  EXPECT_EQ(cpu_lane.gpu_jobs, 4);
+  EXPECT_EQ(gpu_lane.gpu_jobs, 4);
+  o.gpu_gate_jobs = 1;  // --gpu-gate-jobs 1: a kernel's gates one after another, as before
+  set_lane_gate_jobs(o, false, &gpu_lane);
+  EXPECT_EQ(gpu_lane.gpu_jobs, 1);
+  o.gpu_gate_jobs = 0;  // never below one
+  set_lane_gate_jobs(o, false, &gpu_lane);
+  EXPECT_EQ(gpu_lane.gpu_jobs, 1);
 }
 
 TEST(AuditLanes, GpuLanesAreDealtOverTheGpusBeforeAnyGetsASecond) {

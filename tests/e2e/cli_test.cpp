@@ -162,6 +162,7 @@ TEST(Cli, BadInputIsRefusedBeforeAnythingRunsAndNamed) {
       {{"verify", "--op", "relu", "--kernel", relu, "--dtypes", ""}, "--dtypes '' names no dtype"},
       {{"verify", "--op", "relu", "--kernel", relu, "--gates", ""}, "--gates: '' names no gate"},
       {{"audit", kCorpus + "/controls/relu.json", "--gates", " , ", "--db", dir + "/audit-a.db"}, "names no gate"},
+      {{"audit", kCorpus + "/controls/relu.json", "--gpu-gate-jobs", "0", "--db", dir + "/audit-a.db"}, "--gpu-gate-jobs"},
       {{"merge", dir + "/./a.db", "-o", dir + "/a.db"}, "is also an input"},
       {{"merge", dir + "/link.db", "-o", dir + "/a.db"}, "is also an input"},
       {{"verify", dir + "/binary.py"}, dir + "/binary.py: not a Python module: not UTF-8 text"},

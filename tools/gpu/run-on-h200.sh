@@ -286,17 +286,22 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...  (TP_AUDIT=1: throug
   local corpus="$BUILD_DIR/tp-audit-$label"
   if [ "${TP_AUDIT:-0}" = 1 ]; then
     # The same kernels and seeds through the audit (what a corpus run uses): P audits at once, one a
-    # seed (an audit takes one --seed), each J lanes on GPU 0 keeping one launcher for all its kernels.
+    # seed (an audit takes one --seed), each one lane on GPU 0 running J gates of its kernel at once
+    # (--gpu-gate-jobs J), with one launcher for all its kernels: the same P x J children in flight
+    # as P verify processes of --gpu-jobs J. TP_AUDIT_LANES=1 ("audit-lanes"): J lanes of one gate
+    # at a time each instead (the audit before the thirtieth session).
     rm -rf "$corpus" && mkdir -p "$corpus"
     for m in "$@"; do cp "$m" "$corpus/"; cp "$(dirname "$m")/$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['source'])" "$m")" "$corpus/"; done
   fi
   local t0; t0=$(date +%s.%N)
   local cpu0; cpu0=$(head -1 /proc/stat)  # the host's CPU time over the batch: is the host the limit?
   if [ "${TP_AUDIT:-0}" = 1 ]; then
-    # sh -c's $0 gauntlet, $1 lanes, $2 folder, $3 corpus, then xargs' seed as $4.
+    # sh -c's $0 gauntlet, $1 lanes, $2 folder, $3 corpus, $4 gate jobs, then xargs' seed as $5.
+    local lanes=1 gate_jobs=$jobs
+    [ "${TP_AUDIT_LANES:-0}" = 1 ] && lanes=$jobs gate_jobs=1
     for seed in $seeds; do echo "$seed"; done |
-      xargs -P "$procs" -L 1 sh -c '"$0" audit "$3" --seed "$4" --gpus 0 --gpu-jobs "$1" --db "$2/audit-$4.db" \
-        --json "$2/reports/audit-$4.json" > "$2/audit-$4.log" 2>&1; true' "$BUILD_DIR"/gauntlet "$jobs" "$dir" "$corpus"
+      xargs -P "$procs" -L 1 sh -c '"$0" audit "$3" --seed "$5" --gpus 0 --gpu-jobs "$1" --gpu-gate-jobs "$4" --db "$2/audit-$5.db" \
+        --json "$2/reports/audit-$5.json" > "$2/audit-$5.log" 2>&1; true' "$BUILD_DIR"/gauntlet "$lanes" "$dir" "$corpus" "$gate_jobs"
   else
   # sh -c's $0 gauntlet, $1 gpu jobs, $2 folder, then xargs' "seed manifest" as $3 $4. Each
   # process's own wall (start and end, walls/) against its report's seconds: what a verify process
@@ -344,21 +349,22 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # kept up to N MiB beyond twice a case's blocks) and "ns=LIST" (GAUNTLET_NAMESPACES=LIST for the
     # children, e.g. ns=mount,pid,ipc: no network namespace, whose creation and teardown the kernel
     # serializes; docs/gpu.md, "Twenty-seventh session"), and "audit": the same kernels and seeds
-    # through P `gauntlet audit --gpus 0 --gpu-jobs J` at once, one a seed (J lanes, a kernel's
-    # gates one after another in its lane, one launcher a lane for all its kernels), instead of P
-    # `verify` processes of J gates each: the same children in flight.
+    # through P `gauntlet audit --gpus 0 --gpu-jobs 1 --gpu-gate-jobs J` at once, one a seed (one
+    # lane, J gates of its kernel at once, one launcher for all its kernels), instead of P `verify`
+    # processes of J gates each: the same children in flight; "audit-lanes": J lanes of one gate each.
     for poison in ${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}; do
       label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | tr ',=' '+-')
-      unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT
+      unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
       case $poison in
         audit) export TP_AUDIT=1 ;;
+        audit-lanes) export TP_AUDIT=1 TP_AUDIT_LANES=1 ;;
         blocks) export GAUNTLET_CUDA_POISON=blocks ;;
         slack*) export GAUNTLET_CUDA_POISON_SLACK_MIB=${poison#slack} ;;
         ns=*) export GAUNTLET_NAMESPACES=${poison#ns=} ;;
       esac
       tp_batch "$label" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
     done
-    unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT
+    unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
   done
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`

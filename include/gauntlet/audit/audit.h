@@ -65,6 +65,11 @@ struct AuditOptions {
   int jobs = 1;                        // CPU gate processes at once, across kernels
   std::vector<int> gpus;               // GPU lanes (--gpus); empty: GPU 0 when a CUDA device exists
   int gpu_lanes = 4;                   // CUDA kernels in flight per GPU (--gpu-jobs), one lane each
+  // Gate processes in flight for each CUDA kernel of a GPU lane (--gpu-gate-jobs), as verify's
+  // --gpu-jobs: their children start side by side and take turns on the GPU. With the default
+  // 4 x 4 an audit keeps 16 children in flight per GPU, the configuration verify's throughput
+  // batches found fastest (docs/gpu.md); 1 runs a kernel's gates one after another.
+  int gpu_gate_jobs = 4;
   int build_jobs = 0;                  // Python modules' build steps at once (--build-jobs; 0: the core count)
   Shard shard;
   int progress_seconds = 10;           // a plain progress line this often when stderr is not a terminal
