@@ -67,6 +67,14 @@ void add_gpu_usage(nlohmann::json* environment, const GpuCounters& before, const
                                        {"case_seconds", p.case_seconds - pb.case_seconds},
                                        {"reserve_seconds", p.reserve_seconds - pb.reserve_seconds},
                                        {"poison_release_seconds", p.poison_release_seconds - pb.poison_release_seconds}};
+  // Where a CUDA child's load went between the two processes (child_start_clock.h): sums.
+  const ChildStartTotals c = child_start_totals();
+  const ChildStartTotals& cb = before.starts;
+  if (c.children > cb.children)
+    (*environment)["child_starts"] = {{"children", c.children - cb.children},
+                                      {"load_in_flight_seconds", c.load_in_flight_seconds - cb.load_in_flight_seconds},
+                                      {"reply_in_flight_seconds", c.reply_in_flight_seconds - cb.reply_in_flight_seconds},
+                                      {"load_total_seconds", c.load_total_seconds - cb.load_total_seconds}};
 }
 
 }  // namespace gauntlet

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gauntlet/sandbox/child_start_clock.h"
 #include "gauntlet/sandbox/gpu_turn.h"
 #include "gauntlet/sandbox/sandbox.h"
 
@@ -16,10 +17,12 @@ nlohmann::json environment_json(const Launcher& launcher, const std::string& san
 struct GpuCounters {
   GpuTurn::Totals turns;
   WorkerPhaseTotals phases;
-  static GpuCounters now() { return {GpuTurn::process_totals(), worker_phase_totals()}; }
+  ChildStartTotals starts;
+  static GpuCounters now() { return {GpuTurn::process_totals(), worker_phase_totals(), child_start_totals()}; }
 };
 
-// Adds "gpu_turns" (and "worker_phases" when a native CUDA child ran cases) since `before`.
+// Adds "gpu_turns" (and "worker_phases" when a native CUDA child ran cases, "child_starts" when
+// CUDA children stamped their start) since `before`.
 void add_gpu_usage(nlohmann::json* environment, const GpuCounters& before, const Launcher& launcher);
 
 }  // namespace gauntlet

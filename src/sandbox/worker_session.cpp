@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "gauntlet/sandbox/child_start_clock.h"
 #include "gauntlet/sandbox/cuda_errors.h"
 #include "gauntlet/sandbox/gpu_turn.h"
 #include "gauntlet/common/interrupt.h"
@@ -190,6 +191,7 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
                                                    : 0;
   }
   wire::write_frame(req_fd_, wire::FrameType::Load, wire::encode(req));
+  const int64_t load_sent_ns = monotonic_ns();
   wire::Frame f;
   std::string why;
   Outcome over;
@@ -207,6 +209,7 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
                                : std::max(deadline_ms_, wire::now_ms() + int64_t(timeout_seconds_) * 1000);
   }
   wire::ReadStatus rs = read_reply(&f, &why, &over, &over_limit);
+  const int64_t reply_read_ns = monotonic_ns();
   if (builds_while_loading && rs == wire::ReadStatus::Ok) {
     timeout_seconds_ = gate_seconds;
     deadline_ms_ = wire::now_ms() + int64_t(gate_seconds) * 1000;
@@ -235,6 +238,7 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   }
   notes_ = rep.sandbox_notes;
   device_info_ = rep.device_info;
+  note_child_start(load_sent_ns, reply_read_ns, device_info_);  // CUDA children stamp their start
   if (launcher_ && !device_info_.empty()) {
     std::lock_guard<std::recursive_mutex> lock(launcher_->mu_);
     launcher_->device_info_ = device_info_;

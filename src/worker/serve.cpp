@@ -501,6 +501,8 @@ int serve(const SandboxPolicy& policy) {
   std::string why;
   if (wire::read_frame(kRequestFd, &f, -1, &why) != wire::ReadStatus::Ok || f.type != wire::FrameType::Load)
     return 3;
+  startup.load_read_ns = monotonic_now_ns();
+  startup.load_wait = seconds_since(serve_start);
   wire::LoadRequest load;
   if (!wire::decode(f.payload, &load, &why)) return (send_load_reply(false, "harness: " + why, "", ""), 3);
 
@@ -546,6 +548,7 @@ int serve(const SandboxPolicy& policy) {
     const auto context_start = PhaseClock::now();
     warm_up_cuda();
     startup.context = seconds_since(context_start);
+    startup.ready_ns = monotonic_now_ns();  // the reply goes out next
     g_device_info = with_startup_phases(g_device_info, startup);
   }
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;

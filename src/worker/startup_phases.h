@@ -1,5 +1,6 @@
 // device=cuda: where a child's start went (exec and libraries, sandbox, kernel load, CUDA), for reports.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace gauntlet::worker {
@@ -10,7 +11,14 @@ struct StartupPhases {
   double dlopen = 0;         // loading the kernel's shared object and what it links (torch_cuda, cudart)
   double cuda_init = 0;      // the CUDA runtime's start and the device's description (cuInit, queries)
   double context = 0;        // the context's creation, a first copy, the first poisoning (warm_up_cuda)
+  double load_wait = 0;      // from serve() until the parent's Load frame was read (the parent's send)
+  // CLOCK_MONOTONIC (host-wide; children get no time namespace) when the Load frame was read and
+  // when the reply was ready: the parent sets its own stamps beside them (child_start_clock.h).
+  int64_t load_read_ns = 0, ready_ns = 0;
 };
+
+// CLOCK_MONOTONIC in nanoseconds: comparable between the parent and its children.
+int64_t monotonic_now_ns();
 
 // Seconds since this process started (/proc/self/stat's start time, in clock ticks); -1 when unknown.
 // Call before the sandbox hides /proc.

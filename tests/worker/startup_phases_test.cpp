@@ -21,7 +21,21 @@ TEST(StartupPhases, TheDeviceDescriptionGainsEachPhaseAndStaysAnObject) {
   EXPECT_DOUBLE_EQ(s.at("dlopen").get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(s.at("cuda_init").get<double>(), 0.125);
   EXPECT_DOUBLE_EQ(s.at("context").get<double>(), 0.0625);
+  EXPECT_DOUBLE_EQ(s.at("load_wait").get<double>(), 0.0);
   EXPECT_TRUE(nlohmann::json::parse(with_startup_phases("{}", p)).contains("startup_seconds"));
+}
+
+// The stamps on the host-wide clock the parent reads them against (child_start_clock.h).
+TEST(StartupPhases, TheStampsTravelAsIntegerNanoseconds) {
+  StartupPhases p;
+  p.load_wait = 0.003;
+  p.load_read_ns = 123456789012345;
+  p.ready_ns = 123456999012345;
+  const nlohmann::json j = nlohmann::json::parse(with_startup_phases("{}", p));
+  EXPECT_DOUBLE_EQ(j.at("startup_seconds").at("load_wait").get<double>(), 0.003);
+  EXPECT_EQ(j.at("startup_clock_ns").at("load_read").get<int64_t>(), 123456789012345);
+  EXPECT_EQ(j.at("startup_clock_ns").at("ready").get<int64_t>(), 123456999012345);
+  EXPECT_GT(monotonic_now_ns(), 0);
 }
 
 TEST(StartupPhases, ADescriptionThatIsNotAnObjectIsLeftAlone) {

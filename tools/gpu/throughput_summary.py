@@ -99,7 +99,7 @@ def main():
     starts = [r.get("environment", {}).get("gpu", {}).get("startup_seconds") for r in reports]
     starts = [x for x in starts if x]
     if starts:
-        keys = ("before_serve", "sandbox", "dlopen", "cuda_init", "context")
+        keys = ("before_serve", "load_wait", "sandbox", "dlopen", "cuda_init", "context")
         print(f"a child's start, median of {len(starts)} (s): " + ", ".join(
             f"{k} {statistics.median([x.get(k, 0.0) for x in starts]):.3f}" for k in keys) +
             f"; the parent's spawn a child {parts['spawn_seconds'] / max(1, parts['children']):.3f}")
@@ -111,6 +111,17 @@ def main():
           f"the child's start and the load: the children's own context and first poisoning "
           f"{parts['child_context_seconds'] / kids:.3f}, before it {parts['child_before_context_seconds'] / kids:.3f} "
           f"(CPU children count 0 here)")
+    # Every CUDA child's load on one clock with the parent's (environment.child_starts, sums a kernel).
+    cs = [r.get("environment", {}).get("child_starts") for r in reports]
+    cs = [x for x in cs if x]
+    if cs:
+        n = max(1, sum(x.get("children", 0) for x in cs))
+        total = {k: sum(x.get(k, 0.0) for x in cs) for k in ("load_in_flight_seconds", "reply_in_flight_seconds",
+                                                              "load_total_seconds")}
+        print(f"a CUDA child's load (s, mean of {n}): {total['load_total_seconds'] / n:.3f} from the Load frame written "
+              f"to the reply read, of it the Load frame in flight {total['load_in_flight_seconds'] / n:.3f} and the reply "
+              f"in flight {total['reply_in_flight_seconds'] / n:.3f}; the spawn before it (launcher, zygote, clone) "
+              f"{(parts['spawn_seconds'] - total['load_total_seconds']) / kids:.3f}")
     # verify batches: each process's wall (walls/NAME.txt: start end) against its report's seconds.
     outside = []
     for path in sorted(glob.glob(os.path.join(folder, "walls", "*.txt"))):

@@ -1,0 +1,62 @@
+// A CUDA child's start on one clock with its parent's (child_start_clock.h).
+#include "gauntlet/sandbox/child_start_clock.h"
+
+#include <time.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace gauntlet {
+namespace {
+
+std::mutex g_mu;
+ChildStartTotals g_totals;
+
+// The integer after `"key":` inside `text` from `from` on; false when missing.
+bool integer_after(const std::string& text, size_t from, const std::string& key, int64_t* out) {
+  const size_t at = text.find("\"" + key + "\":", from);
+  if (at == std::string::npos) return false;
+  const char* start = text.c_str() + at + key.size() + 3;
+  char* end = nullptr;
+  const long long v = std::strtoll(start, &end, 10);
+  if (end == start) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+int64_t monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+bool child_start_stamps(const std::string& device_info, int64_t* load_read_ns, int64_t* ready_ns) {
+  const size_t object = device_info.find("\"startup_clock_ns\":{");
+  if (object == std::string::npos) return false;
+  const size_t close = device_info.find('}', object);
+  if (close == std::string::npos) return false;
+  const std::string body = device_info.substr(object, close - object);
+  return integer_after(body, 0, "load_read", load_read_ns) && integer_after(body, 0, "ready", ready_ns) &&
+         *load_read_ns > 0 && *ready_ns >= *load_read_ns;
+}
+
+void note_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info) {
+  int64_t load_read = 0, ready = 0;
+  if (!child_start_stamps(device_info, &load_read, &ready)) return;
+  // One clock for both only if the child's stamps fall inside the parent's wait.
+  if (load_read < load_sent_ns || ready > reply_read_ns) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  ++g_totals.children;
+  g_totals.load_in_flight_seconds += double(load_read - load_sent_ns) * 1e-9;
+  g_totals.reply_in_flight_seconds += double(reply_read_ns - ready) * 1e-9;
+  g_totals.load_total_seconds += double(reply_read_ns - load_sent_ns) * 1e-9;
+}
+
+ChildStartTotals child_start_totals() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_totals;
+}
+
+}  // namespace gauntlet
