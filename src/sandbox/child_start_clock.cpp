@@ -1,8 +1,6 @@
 // A CUDA child's start on one clock with its parent's (child_start_clock.h).
 #include "gauntlet/sandbox/child_start_clock.h"
 
-#include <time.h>
-
 #include <cstdlib>
 #include <mutex>
 
@@ -25,12 +23,6 @@ bool integer_after(const std::string& text, size_t from, const std::string& key,
 }
 
 }  // namespace
-
-int64_t monotonic_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
 
 bool child_start_stamps(const std::string& device_info, int64_t* load_read_ns, int64_t* ready_ns) {
   const size_t object = device_info.find("\"startup_clock_ns\":{");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gauntlet/kernel_abi.h"
+#include "gauntlet/common/monotonic_clock.h"
 #include "gauntlet/common/wire.h"
 #include "case_transfers.h"
 #include "device_poison.h"
@@ -501,7 +502,7 @@ int serve(const SandboxPolicy& policy) {
   std::string why;
   if (wire::read_frame(kRequestFd, &f, -1, &why) != wire::ReadStatus::Ok || f.type != wire::FrameType::Load)
     return 3;
-  startup.load_read_ns = monotonic_now_ns();
+  startup.load_read_ns = monotonic_ns();
   startup.load_wait = seconds_since(serve_start);
   wire::LoadRequest load;
   if (!wire::decode(f.payload, &load, &why)) return (send_load_reply(false, "harness: " + why, "", ""), 3);
@@ -548,7 +549,7 @@ int serve(const SandboxPolicy& policy) {
     const auto context_start = PhaseClock::now();
     warm_up_cuda();
     startup.context = seconds_since(context_start);
-    startup.ready_ns = monotonic_now_ns();  // the reply goes out next
+    startup.ready_ns = monotonic_ns();  // the reply goes out next
     g_device_info = with_startup_phases(g_device_info, startup);
   }
   if (!send_load_reply(true, "", entry->signature, notes)) return 5;

@@ -30,12 +30,6 @@ double seconds_since_process_start() {
   return -1;
 }
 
-int64_t monotonic_now_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
 std::string with_startup_phases(const std::string& device_json, const StartupPhases& p) {
   if (device_json.size() < 2 || device_json.front() != '{' || device_json.back() != '}') return device_json;
   char buf[384];

@@ -17,9 +17,6 @@ struct StartupPhases {
   int64_t load_read_ns = 0, ready_ns = 0;
 };
 
-// CLOCK_MONOTONIC in nanoseconds: comparable between the parent and its children.
-int64_t monotonic_now_ns();
-
 // Seconds since this process started (/proc/self/stat's start time, in clock ticks); -1 when unknown.
 // Call before the sandbox hides /proc.
 double seconds_since_process_start();

@@ -19,6 +19,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "gauntlet/common/monotonic_clock.h"
 #include "gauntlet/common/wire.h"
 #include "worker.h"
 
@@ -63,12 +64,6 @@ void arrange_fds(int req, int rep, int capture, int status) {
 namespace {
 
 std::set<pid_t> g_children;
-
-int64_t monotonic_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
 
 bool recv_spawn(int sock, uint32_t* ns_wanted, std::string* policy_hex, int fds[4]) {
   char buf[4096];

@@ -44,12 +44,5 @@ TEST(ChildStartClock, EachChildsIntervalsAreSummedAndForeignClocksDropped) {
   EXPECT_NEAR(after.load_total_seconds - before.load_total_seconds, 0.75, 1e-9);
 }
 
-TEST(ChildStartClock, TheParentsClockIsTheChildrens) {
-  const int64_t parent = monotonic_ns();
-  const int64_t child = worker::monotonic_now_ns();
-  EXPECT_GE(child, parent);
-  EXPECT_LT(child - parent, int64_t(1'000'000'000)) << "the two stamps come from different clocks";
-}
-
 }  // namespace
 }  // namespace gauntlet

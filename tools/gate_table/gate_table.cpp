@@ -58,6 +58,35 @@ std::string verdict_text(const json* g) {
   return s;
 }
 
+// Whether every gate passed or skipped with its reason (what a control must do).
+bool passes_every_gate(const json& kernel) {
+  for (const json& g : kernel.value("gates", json::array())) {
+    const std::string s = g.value("status", "");
+    if (s != "pass" && s != "skip") return false;
+  }
+  return true;
+}
+
+// The gates that failed or errored, in the report's order.
+std::vector<std::string> failing_gates(const json& kernel) {
+  std::vector<std::string> failing;
+  for (const json& g : kernel.value("gates", json::array()))
+    if (g.value("status", "") == "fail" || g.value("status", "") == "error") failing.push_back(g.value("name", ""));
+  return failing;
+}
+
+// The gates a planted bug's manifest says must fail. A status list (["fail", "pass"]: a gate whose
+// few cases may or may not meet the bug) is no such promise, nor is the catch-all "*".
+std::vector<std::string> gates_declared_failing(const json& expected) {
+  std::vector<std::string> gates;
+  const json declared = expected.value("gates", json::object());  // named: items() of a temporary dangles
+  for (const auto& [gate, rule] : declared.items()) {
+    const json status = rule.is_object() ? rule.value("status", json()) : json();
+    if (gate != "*" && status.is_string() && status.get<std::string>() == "fail") gates.push_back(gate);
+  }
+  return gates;
+}
+
 bool ran_on_gpu(const json& kernel) {
   const json env = kernel.value("environment", json::object());
   return env.is_object() && env.value("device", "") == "cuda";
@@ -87,16 +116,8 @@ void render_gpu_section(const std::vector<const json*>& kernels, const std::set<
     const bool ok = st.value("mismatches", json::array()).empty();
     mismatched += !ok;
     gpus.insert(gpu_name(*k));
-    std::vector<std::string> declared, failing;
-    const json declared_gates = expected.value("gates", json::object());  // named: items() of a temporary dangles
-    for (const auto& [gate, rule] : declared_gates.items())
-      if (rule.is_object() && rule.value("status", json()) == json("fail")) declared.push_back(gate);
-    bool clean = true;
-    for (const json& g : k->value("gates", json::array())) {
-      const std::string s = g.value("status", "");
-      if (s != "pass" && s != "skip") clean = false;
-      if (s == "fail" || s == "error") failing.push_back(g.value("name", ""));
-    }
+    const std::vector<std::string> declared = gates_declared_failing(expected), failing = failing_gates(*k);
+    const bool clean = passes_every_gate(*k);
     const bool control = expected.value("verdict", "") == "pass";
     if (!control && !expected.contains("bug")) continue;  // hostile kernels: not planted numerical bugs
     const std::string kb = st.value("kbcheck", "");
@@ -144,11 +165,7 @@ int render(const json& kernels, const std::map<std::string, std::vector<std::str
     mismatched += !ok;
     if (expected.value("verdict", "") == "pass") {
       ++controls;
-      bool clean = true;
-      for (const json& g : k.value("gates", json::array())) {
-        const std::string s = g.value("status", "");
-        if (s != "pass" && s != "skip") clean = false;
-      }
+      const bool clean = passes_every_gate(k);
       controls_clean += clean;
       if (!clean) unclean.push_back(manifest);
       continue;
@@ -157,15 +174,8 @@ int render(const json& kernels, const std::map<std::string, std::vector<std::str
     ++bugs;
     const std::string kb = st.value("kbcheck", "");
     kb_accepts += kb == "accept";
-    std::vector<std::string> failing;
-    for (const json& g : k.value("gates", json::array()))
-      if (g.value("status", "") == "fail" || g.value("status", "") == "error") failing.push_back(g.value("name", ""));
-    const json declared = expected.value("gates", json::object());  // named: items() of a temporary dangles
-    for (const auto& [gate, rule] : declared.items()) {
-      // A row where the gate must fail; a status list (["fail", "pass"]: a gate whose few cases may or
-      // may not meet the bug) is no such promise.
-      const json status = rule.is_object() ? rule.value("status", json()) : json();
-      if (gate == "*" || !status.is_string() || status.get<std::string>() != "fail") continue;
+    const std::vector<std::string> failing = failing_gates(k);
+    for (const std::string& gate : gates_declared_failing(expected)) {  // a row under each gate that must fail
       Row r;
       r.manifest = manifest;
       r.op = k.value("op", "");

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "gauntlet/common/monotonic_clock.h"  // monotonic_ns: the clock both sides stamp with
+
 namespace gauntlet {
 
 // The child's stamps (CLOCK_MONOTONIC ns) from its device description's "startup_clock_ns" object
@@ -24,7 +26,5 @@ struct ChildStartTotals {
 // carries the child's; stamps out of order (a clock the two do not share) are dropped. Thread-safe.
 void note_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info);
 ChildStartTotals child_start_totals();
-
-int64_t monotonic_ns();  // CLOCK_MONOTONIC: the clock the children stamp with
 
 }  // namespace gauntlet
