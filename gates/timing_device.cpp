@@ -61,7 +61,9 @@ wire::DevicePeaks device_peaks(WorkerSession& session, bool cuda, const std::str
                                   WorkerSession::Turn::Whole);  // a measurement of the device alone
     if (po.kind == Outcome::Kind::Ok && wire::decode(pp, &peaks, &why) && peaks.copy_bytes_per_s > 0) {
       if (!cuda) peaks.device = device_name;
-      store_peaks(key, peaks);
+      // Measured beside an overrunning child (time-sliced): good enough for this run's roofline
+      // remark, never kept as the device's peaks for every later run.
+      if (!session.gpu_shared()) store_peaks(key, peaks);
     }
   }
   return peaks;

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "gauntlet/common/types.h"
 #include "gauntlet/kernelbench/kernelbench.h"
+#include "gauntlet/sandbox/gpu_turn.h"
 
 namespace gauntlet {
 
@@ -157,6 +159,16 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   s.reference_threads = f.oracle_threads;
   s.module_load_seconds = f.build_timeout;
   s.gpu_turn_bound_seconds = f.gpu_turn_bound;
+  // A measurement knob, not a flag (docs/gpu.md): how many cases share the GPU beside a spinner.
+  if (const char* slots = std::getenv("GAUNTLET_GPU_TURN_SLOTS"); slots && *slots) {
+    char* end = nullptr;
+    const long n = std::strtol(slots, &end, 10);
+    if (*end != '\0' || n < 1 || n > GpuTurn::kMaxSlots)
+      *error = "GAUNTLET_GPU_TURN_SLOTS='" + std::string(slots) + "': expected a number of turn slots from 1 to " +
+               std::to_string(GpuTurn::kMaxSlots);
+    else
+      s.gpu_turn_slots_while_overrun = int(n);
+  }
   if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;
 }

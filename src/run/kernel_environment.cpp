@@ -44,7 +44,9 @@ void add_gpu_usage(nlohmann::json* environment, const GpuCounters& before, const
            {"waited_seconds", t.waited_seconds - b.waited_seconds},
            {"held_seconds", t.held_seconds - b.held_seconds},
            {"overruns", t.overruns - b.overruns},
-           {"bound_seconds", launcher.options().gpu_turn_bound_seconds}};
+           {"beside_others", t.beside_others - b.beside_others},
+           {"bound_seconds", launcher.options().gpu_turn_bound_seconds},
+           {"slots_while_overrun", launcher.options().gpu_turn_slots_while_overrun}};
   nlohmann::json by_length = nlohmann::json::array();
   for (int i = 0; i < GpuTurn::kHeldSlots; ++i) {
     const long n = t.turns_by_length[i] - b.turns_by_length[i];

@@ -145,12 +145,7 @@ std::optional<int> set_up_replay(const std::string& file, const ReplayFile& r, L
   s->inputs = materialize_all(r.c);
   if (inputs_digest(s->inputs) != r.j.value("inputs_sha256", ""))
     return bad_file(file, "the regenerated inputs differ from the recorded digest (generator changed?)");
-  BuildRequest req;
-  req.source_path = manifest.source;
-  req.entries = {manifest.entry};
-  if (!manifest.backward_entry.empty()) req.entries.push_back(manifest.backward_entry);
-  req.device = manifest.device;
-  s->build = python ? module_build : build_kernel(req, default_build_config());
+  s->build = python ? module_build : build_kernel(native_build_request(manifest), default_build_config());
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 // GPU turns, bounded, on host-wide file locks (include/gauntlet/sandbox/gpu_turn.h).
 #include "gauntlet/sandbox/gpu_turn.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -30,16 +31,46 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 }
 
 std::string overrun_path(const std::string& lock_path) { return lock_path + ".overrun"; }
+std::string slot_path(const std::string& lock_path, int slot) {
+  return slot == 0 ? lock_path : lock_path + ".slot" + std::to_string(slot);
+}
 }  // namespace
 
-GpuTurn::GpuTurn(const std::string& lock_path) : path_(lock_path) {
+GpuTurn::GpuTurn(const std::string& lock_path, TurnNeed need, int slots_while_overrun) : path_(lock_path) {
   int& depth = t_held_turns[path_];
   if (depth++ > 0) return;
   outer_ = true;
   const auto t0 = std::chrono::steady_clock::now();
-  lock_.lock(path_, FileLock::Mode::Exclusive);
+  const int slots = std::clamp(slots_while_overrun, 1, kMaxSlots);
+  if (need == TurnNeed::Case || (slots > 1 && overrun_in_progress(path_))) {
+    take_one_slot(slots);
+  } else {
+    // In slot order, as every whole-device turn: two of them never hold part of the slots each.
+    // A case holds one slot and waits for none while holding it, so no cycle can form.
+    for (int i = 0; i < kMaxSlots; ++i) slots_[i].lock(slot_path(path_, i), FileLock::Mode::Exclusive);
+  }
   granted_ = std::chrono::steady_clock::now();
   waited_ = seconds_between(t0, granted_);
+}
+
+void GpuTurn::take_one_slot(int slots) {
+  if (slots > 1 && overrun_in_progress(path_)) {
+    // The GPU is time-sliced beside the overrunning child anyway: any free slot will do. When all
+    // are taken, wait for slot 0 as ever (every waiter before the overrun began waits there too,
+    // and slot 0 is only ever held one case at a time, so nobody waits out the overrun).
+    for (int i = 0; i < slots; ++i) {
+      if (slots_[i].try_lock(slot_path(path_, i), FileLock::Mode::Exclusive)) {
+        beside_others_ = true;
+        return;
+      }
+    }
+    beside_others_ = true;
+  }
+  slots_[0].lock(path_, FileLock::Mode::Exclusive);
+}
+
+void GpuTurn::release_slots() {
+  for (FileLock& s : slots_) s.unlock();
 }
 
 double GpuTurn::held_seconds() const {
@@ -52,7 +83,7 @@ void GpuTurn::overrun() {
   // Shared marks never conflict with each other; an exclusive probe holds the mark for an instant.
   overrun_mark_.lock(overrun_path(path_), FileLock::Mode::Shared);
   held_at_overrun_ = held_seconds();
-  lock_.unlock();
+  release_slots();
   overran_ = true;
 }
 
@@ -66,11 +97,12 @@ GpuTurn::~GpuTurn() {
   if (it != t_held_turns.end() && --it->second <= 0) t_held_turns.erase(it);
   if (!outer_) return;
   const double held = overran_ ? held_at_overrun_ : held_seconds();
-  lock_.unlock();
+  release_slots();
   overrun_mark_.unlock();
   std::lock_guard<std::mutex> lock(g_totals_mu);
   ++g_totals.turns;
   g_totals.overruns += overran_ ? 1 : 0;
+  g_totals.beside_others += beside_others_ ? 1 : 0;
   g_totals.waited_seconds += waited_;
   g_totals.held_seconds += held;
   int slot = 0;

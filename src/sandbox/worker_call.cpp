@@ -90,7 +90,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(sent));
   wire::Frame f;
   std::string why, turn_slip;
-  if (!await_case_reply(turn, &f, &why, &turn_slip, &o)) return o;
+  if (!await_case_reply(turn, &f, &why, &turn_slip, &o, TurnNeed::Case)) return o;
   if (!check_case_reply(request, f, turn_slip, &why, &o)) return o;
   if (o.reply.has_phases) add_worker_phases(o.reply);
   categorize_call_code(&o);
@@ -99,7 +99,7 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
 }
 
 bool WorkerSession::await_case_reply(std::optional<GpuTurn>& turn, wire::Frame* f, std::string* why,
-                                     std::string* turn_slip, Outcome* o, bool bounded, bool watch) {
+                                     std::string* turn_slip, Outcome* o, TurnNeed need, bool bounded, bool watch) {
   bool over_limit = false;
   // The worker holds the turn from its TurnRequest's grant to its TurnRelease, and may give it
   // back and ask again inside one case (python/gauntlet_worker/turns.py: while Triton compiles).
@@ -127,7 +127,7 @@ bool WorkerSession::await_case_reply(std::optional<GpuTurn>& turn, wire::Frame* 
       return true;
     }
     holding = true;
-    take_gpu_turn(turn);
+    take_gpu_turn(turn, need);
     wire::write_frame(req_fd_, wire::FrameType::TurnGrant, "");
   }
 }

@@ -289,7 +289,7 @@ bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
   return false;
 }
 
-void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn) {
+void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn, TurnNeed need) {
   if (!launcher_) return;
   const SandboxOptions& opt = launcher_->options();
   if (opt.fake_gpu_turn_lock.empty() && !cuda_) return;
@@ -300,7 +300,7 @@ void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn) {
     launcher_->overrun_cv_.wait(lock, [&] { return launcher_->overrunning_ - (overrunning_ ? 1 : 0) <= 0; });
   }
   const std::string lock_path = opt.fake_gpu_turn_lock.empty() ? gpu_turn_path(opt.gpu_index) : opt.fake_gpu_turn_lock;
-  turn.emplace(lock_path);
+  turn.emplace(lock_path, need, opt.gpu_turn_slots_while_overrun);
   // Checked once the turn is held: no child can start overrunning until it is given back.
   if (watch_shared_ && turn->outer() && GpuTurn::overrun_in_progress(lock_path)) gpu_shared_ = true;
   deadline_ms_ += wire::now_ms() - t0;  // waiting for the GPU is not the kernel's time
@@ -371,7 +371,8 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
     timed_run_bound_ = bound > 0 ? bound * kTimedRunBoundFactor : 0.0;
     // Unwatched, as exchange() always was: a timed run holds two input sets and their verified
     // outputs at once, more than any case of the same kernel.
-    if (!await_case_reply(turn, &f, &why, &turn_slip, &o, /*bounded=*/timed_run_bound_ > 0, /*watch=*/false))
+    if (!await_case_reply(turn, &f, &why, &turn_slip, &o, TurnNeed::WholeDevice, /*bounded=*/timed_run_bound_ > 0,
+                          /*watch=*/false))
       return o;
     if (!turn_slip.empty()) {
       kill_now();
@@ -383,7 +384,7 @@ Outcome WorkerSession::exchange(wire::FrameType type, const std::string& payload
       return o;
     }
   } else {
-    take_gpu_turn(turn);
+    take_gpu_turn(turn, mode == Turn::Whole ? TurnNeed::WholeDevice : TurnNeed::Case);
     wire::write_frame(req_fd_, type, payload);
     Outcome unused;
     bool over_limit = false;

@@ -171,6 +171,151 @@ TEST(GpuTurn, AReenteredTurnIsNeverGivenUp) {
   unlink(path.c_str());
 }
 
+// ---- turn slots while a child overruns ---------------------------------------------------------
+// A turn held in a thread of its own (turns re-enter per thread), taken at construction and given
+// back by release(); granted() says whether it was granted within `within`.
+class HeldTurn {
+ public:
+  HeldTurn(const std::string& path, TurnNeed need, int slots) {
+    thread_ = std::thread([this, path, need, slots] {
+      GpuTurn t(path, need, slots);
+      beside_ = t.beside_others();
+      granted_.set_value();
+      release_.get_future().wait();
+    });
+  }
+  ~HeldTurn() {
+    release();
+    thread_.join();
+  }
+  bool granted(std::chrono::milliseconds within) {
+    return got_.wait_for(within) == std::future_status::ready;
+  }
+  bool beside_others() const { return beside_; }
+  void release() {
+    if (!released_) release_.set_value(), released_ = true;
+  }
+
+ private:
+  std::promise<void> granted_, release_;
+  std::future<void> got_ = granted_.get_future();
+  std::atomic<bool> beside_{false};
+  bool released_ = false;
+  std::thread thread_;
+};
+
+void remove_turn_files(const std::string& path) {
+  unlink(path.c_str());
+  unlink((path + ".overrun").c_str());
+  for (int i = 1; i < GpuTurn::kMaxSlots; ++i) unlink((path + ".slot" + std::to_string(i)).c_str());
+}
+
+constexpr auto kSurelyGranted = std::chrono::seconds(10);
+constexpr auto kWouldHaveBeenGranted = std::chrono::milliseconds(200);
+
+TEST(GpuTurnSlots, WhileAChildOverrunsCasesHoldFreeSlotsAtOnce) {
+  const std::string path = temp_lock_path("slots-overrun");
+  auto spinner = std::make_unique<GpuTurn>(path, TurnNeed::Case, 4);
+  spinner->overrun();
+  {
+    // One after another, so that a holds slot 0, where a case waits when every slot is taken.
+    HeldTurn a(path, TurnNeed::Case, 4);
+    ASSERT_TRUE(a.granted(kSurelyGranted));
+    HeldTurn b(path, TurnNeed::Case, 4);
+    ASSERT_TRUE(b.granted(kSurelyGranted)) << "a second case queued behind the first beside an overrunning child";
+    HeldTurn c(path, TurnNeed::Case, 4);
+    ASSERT_TRUE(c.granted(kSurelyGranted));
+    EXPECT_TRUE(a.beside_others() && b.beside_others() && c.beside_others());
+    HeldTurn d(path, TurnNeed::Case, 4), e(path, TurnNeed::Case, 4);  // four slots: one of them waits
+    const bool d_got = d.granted(kWouldHaveBeenGranted), e_got = e.granted(kWouldHaveBeenGranted);
+    EXPECT_NE(d_got, e_got) << "four slots must admit exactly one more case (" << d_got << ", " << e_got << ")";
+    a.release();
+    EXPECT_TRUE(d.granted(kSurelyGranted) && e.granted(kSurelyGranted)) << "a freed slot was not taken";
+  }
+  spinner.reset();
+  remove_turn_files(path);
+}
+
+TEST(GpuTurnSlots, OneSlotKeepsCasesOneAtATimeBesideAnOverrun) {
+  const std::string path = temp_lock_path("slots-one");
+  auto spinner = std::make_unique<GpuTurn>(path, TurnNeed::Case, 1);
+  spinner->overrun();
+  {
+    HeldTurn a(path, TurnNeed::Case, 1);
+    ASSERT_TRUE(a.granted(kSurelyGranted));
+    EXPECT_FALSE(a.beside_others());
+    HeldTurn b(path, TurnNeed::Case, 1);
+    EXPECT_FALSE(b.granted(kWouldHaveBeenGranted)) << "two cases held turns at once with one slot";
+    a.release();
+    EXPECT_TRUE(b.granted(kSurelyGranted));
+  }
+  spinner.reset();
+  remove_turn_files(path);
+}
+
+TEST(GpuTurnSlots, WithoutAnOverrunCasesTakeTurnsOneAtATimeWhateverTheSlots) {
+  const std::string path = temp_lock_path("slots-none");
+  HeldTurn a(path, TurnNeed::Case, 4);
+  ASSERT_TRUE(a.granted(kSurelyGranted));
+  EXPECT_FALSE(a.beside_others());
+  HeldTurn b(path, TurnNeed::Case, 4);
+  EXPECT_FALSE(b.granted(kWouldHaveBeenGranted)) << "slots were shared with no child overrunning";
+  a.release();
+  EXPECT_TRUE(b.granted(kSurelyGranted));
+  b.release();
+  remove_turn_files(path);
+}
+
+// A timed run must not have a case inside its clock: once the overrun is over it waits for every
+// case still holding a slot, and holds them all until it ends.
+TEST(GpuTurnSlots, AWholeDeviceTurnWaitsForEverySlotAndThenExcludesCases) {
+  const std::string path = temp_lock_path("slots-whole");
+  auto spinner = std::make_unique<GpuTurn>(path, TurnNeed::Case, 4);
+  spinner->overrun();
+  auto a = std::make_unique<HeldTurn>(path, TurnNeed::Case, 4);
+  ASSERT_TRUE(a->granted(kSurelyGranted));
+  auto b = std::make_unique<HeldTurn>(path, TurnNeed::Case, 4);
+  ASSERT_TRUE(b->granted(kSurelyGranted));
+  spinner.reset();  // the overrun ends; a and b still run their cases
+  ASSERT_FALSE(GpuTurn::overrun_in_progress(path));
+  auto timed = std::make_unique<HeldTurn>(path, TurnNeed::WholeDevice, 4);
+  EXPECT_FALSE(timed->granted(kWouldHaveBeenGranted)) << "a timed run started beside two cases";
+  a.reset();
+  EXPECT_FALSE(timed->granted(kWouldHaveBeenGranted)) << "a timed run started beside a case on another slot";
+  b.reset();
+  ASSERT_TRUE(timed->granted(kSurelyGranted));
+  EXPECT_FALSE(timed->beside_others());
+  {
+    HeldTurn c(path, TurnNeed::Case, 4);
+    EXPECT_FALSE(c.granted(kWouldHaveBeenGranted)) << "a case ran inside a timed run";
+    timed.reset();
+    EXPECT_TRUE(c.granted(kSurelyGranted));
+  }
+  remove_turn_files(path);
+}
+
+// During an overrun a timed run cannot have the device to itself (its figures are uncertain); it
+// takes one slot instead of stopping every other child for its whole run.
+TEST(GpuTurnSlots, AWholeDeviceTurnDuringAnOverrunTakesOneSlotBesideCases) {
+  const std::string path = temp_lock_path("slots-whole-overrun");
+  auto spinner = std::make_unique<GpuTurn>(path, TurnNeed::Case, 4);
+  spinner->overrun();
+  {
+    HeldTurn a(path, TurnNeed::Case, 4);
+    ASSERT_TRUE(a.granted(kSurelyGranted));
+    HeldTurn timed(path, TurnNeed::WholeDevice, 4);
+    ASSERT_TRUE(timed.granted(kSurelyGranted)) << "a timed run waited for a case beside an overrunning child";
+    EXPECT_TRUE(timed.beside_others());
+    HeldTurn b(path, TurnNeed::Case, 4);
+    EXPECT_TRUE(b.granted(kSurelyGranted)) << "a timed run beside an overrun kept the other slots";
+  }
+  spinner.reset();
+  const GpuTurn::Totals before = GpuTurn::process_totals();
+  { GpuTurn lone(path, TurnNeed::Case, 4); }
+  EXPECT_EQ(GpuTurn::process_totals().beside_others, before.beside_others) << "the spinner's overrun had ended";
+  remove_turn_files(path);
+}
+
 // ---- the bound in the sandbox, on a fake device ------------------------------------------------
 // CPU children take turns on a lock file as CUDA children do (SandboxOptions::fake_gpu_turn_lock):
 // one spins (corpus/hostile/infinite_loop.cpp, killed at its --timeout), and another kernel's

@@ -45,6 +45,16 @@ SETTINGS = {
                                                     "@unshare": 0x40000000 | 0x08000000 | 0x00020000},
     "LAZY + 1 queue + 4 MiB pinned": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
                                       "@pinned": 4 << 20},
+    # What the contexts of a real run have around them (issue 18, thirty-first session: the gates'
+    # children create contexts ~45% slower than this bench's idle GPU predicts). "@device_mib": each
+    # child fills that much device memory (a worker's cache: poison blocks plus 64 MiB of slack),
+    # mapped at creation and unmapped at teardown; "@busy": another process keeps the GPU busy the
+    # whole time with ~0.5 ms kernels, each synchronized, as the gates' cases do in their turns.
+    "LAZY + 1 queue + 128 MiB device memory": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                               "@device_mib": 128},
+    "LAZY + 1 queue beside a busy GPU": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                         "@busy": True},
+    "gauntlet (LAZY) beside a busy GPU": {"CUDA_MODULE_LOADING": "LAZY", "@busy": True},
 }
 
 
@@ -67,6 +77,9 @@ def child(go_r, out_w, setting):
     t1 = time.monotonic()
     x = torch.ones(1 << 18, device="cuda")  # first allocation and a first kernel (a fill)
     y = (x * 2).sum().item()
+    if "@device_mib" in setting:
+        torch.empty(setting["@device_mib"] << 20, dtype=torch.uint8, device="cuda").fill_(0xA5)
+        torch.cuda.synchronize()
     if "@pinned" in setting:
         staging = torch.empty(setting["@pinned"], dtype=torch.uint8, pin_memory=True)
         staging[:1].copy_(x[:1].to(torch.uint8), non_blocking=False)
@@ -75,7 +88,38 @@ def child(go_r, out_w, setting):
     os._exit(0)
 
 
+def busy_gpu(ready_w):
+    """Keeps the GPU busy with ~0.5 ms kernels, each synchronized, until killed."""
+    os.environ["CUDA_MODULE_LOADING"] = "LAZY"
+    torch.cuda.init()
+    torch.cuda._sleep(1000)
+    torch.cuda.synchronize()
+    os.write(ready_w, b"r")
+    while True:
+        torch.cuda._sleep(800_000)  # GPU cycles: about 0.5 ms at the H100's and H200's clocks
+        torch.cuda.synchronize()
+
+
 def run(n, setting):
+    busy = None
+    if setting.get("@busy"):
+        ready_r, ready_w = os.pipe()
+        busy = os.fork()
+        if busy == 0:
+            busy_gpu(ready_w)
+            os._exit(0)
+        os.read(ready_r, 1)
+        os.close(ready_r)
+        os.close(ready_w)
+    try:
+        return run_children(n, setting)
+    finally:
+        if busy:
+            os.kill(busy, 9)
+            os.waitpid(busy, 0)
+
+
+def run_children(n, setting):
     go_r, go_w = os.pipe()
     out_r, out_w = os.pipe()
     kids = []

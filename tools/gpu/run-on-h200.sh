@@ -23,7 +23,8 @@
 #   GPU_DOBENCH=1     the timing gate's medians against triton's do_bench (needs GPU_SELFTEST's JSON)
 #   GPU_SPINNER=1     the CUDA controls' audit alone and beside a spinning kernel (spinner.md;
 #                     GPU_SPINNER_KERNELS: control names, default every CUDA control;
-#                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound)
+#                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound,
+#                     GPU_SPINNER_SLOTS="1 8" also with GAUNTLET_GPU_TURN_SLOTS=N)
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS,
 #                     GPU_TP_KERNELS: control names, default every CUDA control; GPU_TP_POISON="address
 #                     blocks": one batch per device poisoning, compared)
@@ -435,6 +436,13 @@ for i, r in enumerate(rows): json.dump(r, open(os.path.join(sys.argv[2], f'{i}.j
   spinner_audit alone
   stamp "spinner: controls beside a spinning kernel (turn bound default)"
   spinner_audit bounded
+  # GPU_SPINNER_SLOTS="1 8": the same beside the spinner with GAUNTLET_GPU_TURN_SLOTS=N (how many
+  # cases hold a turn at once while a child overruns; 1 is the one-at-a-time of the 20th-30th
+  # sessions; the default run above uses SandboxOptions' default).
+  for slots in ${GPU_SPINNER_SLOTS:-}; do
+    stamp "spinner: controls beside a spinning kernel, $slots turn slots while it overruns"
+    GAUNTLET_GPU_TURN_SLOTS=$slots spinner_audit "bounded-slots$slots"
+  done
   if [ "${GPU_SPINNER_UNBOUNDED:-0}" = 1 ]; then
     stamp "spinner: controls beside a spinning kernel, --gpu-turn-bound 0"
     spinner_audit unbounded --gpu-turn-bound 0

@@ -147,7 +147,8 @@ def main():
         held = [t.get("held_seconds", 0.0) for t in turns]
         waited = [t.get("waited_seconds", 0.0) for t in turns]
         print(f"GPU turns: {sum(t.get('turns', 0) for t in turns)} ({sum(t.get('overruns', 0) for t in turns)} past "
-              f"their bound), held {sum(held):.1f} s "
+              f"their bound, {sum(t.get('beside_others', 0) for t in turns)} granted beside others while a child "
+              f"overran), held {sum(held):.1f} s "
               f"(median {statistics.median(held):.2f} s a kernel), waited {sum(waited):.1f} s; "
               f"held / wall = {sum(held) / wall:.2f} (1.0: the GPU's turns never idle)")
         slots = {}

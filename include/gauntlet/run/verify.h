@@ -91,9 +91,14 @@ std::optional<KernelReport> verify_kernel(const KernelManifest& manifest, const 
 
 // The KernelBench-style check: 5 trials of U[0,1) inputs at one fixed shape in float32 (or the
 // kernel's first dtype), accepted when shapes match and allclose(rtol=atol=1e-2) holds.
+// The one build request of a native kernel (its forward and backward entries) that verify, the
+// KernelBench-style check and replay share, so that each finds the others' build in the cache.
+BuildRequest native_build_request(const KernelManifest& m);
+
 struct KbCheckResult {
   bool accepted = false;
   std::string reason;
+  bool build_cache_hit = false;  // the check ran the build verify made (or would make), not its own
 };
 std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Launcher& launcher, std::string* error);
 

@@ -25,11 +25,30 @@ std::string gpu_turn_path(int gpu_index);
 // replies or its own timeout ends it. One slow or spinning kernel then costs the others a share of
 // the GPU instead of a queue as long as its timeout. While a child overruns it holds a shared lock
 // on `<lock file>.overrun`, so a timed loop can tell that it did not have the GPU to itself.
+//
+// While a child overruns, the GPU is time-sliced whatever the others do, and a case that had it
+// alone waited for the spinner's time slice on every synchronization (on an H100, 3.4 ms a case
+// instead of 0.24): one turn at a time made an audit of sixteen children beside a spinner run at
+// half its speed. So while an overrun is in progress a case may take one of `slots_while_overrun`
+// turn slots (`<lock file>`, `<lock file>.slot1`, ...) that is free, and the contexts holding them
+// share the spinner's time slices instead of queueing for them. A turn that needs the device to
+// itself (a timed run, the peaks) takes every slot, so none of those cases runs inside its clock;
+// during an overrun it cannot have the device to itself anyway (its figures are reported
+// uncertain), so it takes one slot like a case instead of stopping every other child for its run.
+// What a turn asks of the device.
+enum class TurnNeed {
+  Case,         // one case or check: any free slot while an overrun is in progress
+  WholeDevice,  // a measurement (timed run, peaks): every slot, unless an overrun is in progress
+};
+
 class GpuTurn {
  public:
+  // The most slots a device's turns have (SandboxOptions::gpu_turn_slots_while_overrun is clamped
+  // to it); a whole-device turn takes every one, so processes set to fewer still exclude it.
+  static constexpr int kMaxSlots = 16;
   explicit GpuTurn(int gpu_index) : GpuTurn(gpu_turn_path(gpu_index)) {}
   // A turn on the device whose lock file is `lock_path` (tests use a fake device's file).
-  explicit GpuTurn(const std::string& lock_path);
+  explicit GpuTurn(const std::string& lock_path, TurnNeed need = TurnNeed::Case, int slots_while_overrun = 1);
   ~GpuTurn();
   GpuTurn(const GpuTurn&) = delete;
   GpuTurn& operator=(const GpuTurn&) = delete;
@@ -44,6 +63,8 @@ class GpuTurn {
   // bound). Marks the GPU as shared until this object ends. No-op when not outer or already done.
   void overrun();
   bool overran() const { return overran_; }
+  // Granted on a slot beside other holders because a child was overrunning (not alone on the GPU).
+  bool beside_others() const { return beside_others_; }
 
   // Whether some child is running past its bound on this device now (its turn given up).
   static bool overrun_in_progress(const std::string& lock_path);
@@ -56,7 +77,7 @@ class GpuTurn {
   static constexpr double kHeldEdges[] = {0.001, 0.003, 0.01, 0.03, 0.1, 1.0};
   static constexpr int kHeldSlots = int(sizeof(kHeldEdges) / sizeof(kHeldEdges[0])) + 1;
   struct Totals {
-    long turns = 0, overruns = 0;
+    long turns = 0, overruns = 0, beside_others = 0;
     double waited_seconds = 0, held_seconds = 0;
     long turns_by_length[kHeldSlots] = {};
     double held_by_length[kHeldSlots] = {};
@@ -64,11 +85,14 @@ class GpuTurn {
   static Totals process_totals();
 
  private:
+  void take_one_slot(int slots);
+  void release_slots();
+
   std::string path_;
-  FileLock lock_;
+  FileLock slots_[kMaxSlots];  // slot 0 is the lock file itself
   FileLock overrun_mark_;
   double waited_ = 0, held_at_overrun_ = 0;
-  bool outer_ = false, overran_ = false;
+  bool outer_ = false, overran_ = false, beside_others_ = false;
   std::chrono::steady_clock::time_point granted_;
 };
 

@@ -71,6 +71,10 @@ struct SandboxOptions {
   // still many times a correct control's longest request; a slow kernel that does finish keeps
   // running, time-sliced, and keeps its own --timeout.
   double gpu_turn_bound_after_overrun_seconds = 0.1;
+  // While a child overruns its bound, how many children's cases may hold a turn at once (gpu_turn.h:
+  // they share the overrunning child's time slices instead of queueing one by one for them). 1:
+  // one at a time, as without an overrun. GAUNTLET_GPU_TURN_SLOTS overrides it (measurements).
+  int gpu_turn_slots_while_overrun = 4;
   // Tests (a fake device): CPU children take GPU turns on this lock file as CUDA children do.
   std::string fake_gpu_turn_lock;
 };
@@ -97,6 +101,7 @@ struct Outcome {
 
 class WorkerSession;
 class GpuTurn;
+enum class TurnNeed;
 
 // Where the parent's part of starting one child went (seconds), for "where the time goes": the
 // wait for the launcher (its other gates' spawns, the zygote's start), starting the zygote (the
@@ -246,7 +251,8 @@ class WorkerSession {
                               GpuTurn* turn = nullptr, bool watch = true);
   // This session's GPU turn for one request (CUDA children, or any under a fake device); none
   // otherwise. The child's deadline moves by the wait: a queue is never the kernel's timeout.
-  void take_gpu_turn(std::optional<GpuTurn>& turn);
+  // `need`: a case's turn, or the whole device for a measurement (gpu_turn.h, TurnNeed).
+  void take_gpu_turn(std::optional<GpuTurn>& turn, TurnNeed need);
   // The request in flight went past its turn's bound (counted on the launcher until it ends).
   void begin_overrun();
   void end_overrun();
@@ -259,7 +265,7 @@ class WorkerSession {
   // `bounded`: a turn held past the bound is given up (SandboxOptions::gpu_turn_bound_seconds);
   // `watch`: the child's resident memory is sampled against the limit (read_reply).
   bool await_case_reply(std::optional<GpuTurn>& turn, wire::Frame* f, std::string* why, std::string* turn_slip,
-                        Outcome* o, bool bounded = true, bool watch = true);
+                        Outcome* o, TurnNeed need, bool bounded = true, bool watch = true);
   // Decodes the case reply into o->reply; false with *o final (the child killed) when it is malformed,
   // out of turn or for another case.
   bool check_case_reply(const wire::CaseRequest& request, const wire::Frame& f, const std::string& turn_slip,
