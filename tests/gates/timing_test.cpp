@@ -93,6 +93,10 @@ TEST(TimingGate, ATimedLoopBesideAnOverrunningChildIsReportedUncertainNotFailed)
     spinner_side.join();
     ASSERT_EQ(shared.status, Status::Pass) << shared.message;
     EXPECT_TRUE(shared.evidence["dtypes"][0]["gpu_shared"].get<bool>());
+    // Figures nobody can use are kept short: the loop's minimum, where alone the budget ran more.
+    EXPECT_EQ(shared.evidence["dtypes"][0]["iterations"].get<int>(), int(wire::TimeRequest{}.min_iterations))
+        << shared.evidence.dump(1);
+    EXPECT_GT(alone.evidence["dtypes"][0]["iterations"].get<int>(), int(wire::TimeRequest{}.min_iterations));
     EXPECT_NE(shared.message.find("GPU shared"), std::string::npos) << shared.message;
     EXPECT_NE(shared.message.find("figures uncertain"), std::string::npos) << shared.message;
   }

@@ -217,6 +217,15 @@ if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
   CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-settings.md")
   CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-settings.md")
 fi
+# GPU_CTX_STEADY=1: fresh contexts started one after another in 8, 16 and 24 slots for 8 s each,
+# each child running 35 turn-held cases (a gauntlet child's average) or none, against the burst's
+# serial cost (tools/gpu/ctx_steady_bench.py): how much of the ceiling any scheduling can reach.
+if [ "${GPU_CTX_STEADY:-0}" = 1 ]; then
+  stamp "steady context bench"
+  { python3 tools/gpu/ctx_steady_bench.py 8 35 "LAZY + 1 hardware queue" 8 16 24
+    python3 tools/gpu/ctx_steady_bench.py 8 0 "LAZY + 1 hardware queue" 16; } > "$OUT/ctx-steady.md" 2>&1
+  tee -a "$OUT/steps.log" < "$OUT/ctx-steady.md"
+fi
 # GPU_TWO=1 (issue 21; needs two visible GPUs, else it says so and does nothing): (1) ctx_bench with N
 # processes on one GPU and spread over two; (2) `gauntlet audit` of controls_cuda and bugs_cuda with
 # --gpus 0 and with --gpus 0,1 (fresh databases), wall time, and every kernel's verdict compared;

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Fresh CUDA contexts one after another in N slots, as a run's gates start them: the steady floor.
+
+ctx_settings_bench.py measures the throughput ceiling's unit as a burst: 16 children released at
+once, wall / 16. A run starts its children as slots free up instead, and each child does work
+between its context's creation and its teardown (cases, each holding the GPU's turn). This bench
+does the same with nothing of gauntlet's in it: N slots, each forking child after child for
+SECONDS; a child starts CUDA under one setting (ctx_settings_bench.SETTINGS), runs CASES small
+kernels, each synchronized under an exclusive flock (the turn), and exits. Contexts finished per
+second against the burst's serial cost says how much of the ceiling any scheduling of those
+children can reach (issue 18: the runs reach 70-80% of the burst's ceiling).
+
+usage: ctx_steady_bench.py SECONDS CASES SETTING N [N ...]
+prints a markdown table and `steady_seconds_per_context_N=S` lines.
+"""
+import fcntl
+import os
+import sys
+import time
+
+import torch
+
+from ctx_settings_bench import SETTINGS, run as burst
+
+
+def child(setting, cases, lock_path):
+    for k, v in setting.items():
+        if not k.startswith("@"):
+            os.environ[k] = v
+    torch.cuda.init()
+    x = torch.ones(1 << 18, device="cuda")
+    torch.cuda.synchronize()
+    with open(lock_path, "w") as lock:
+        for _ in range(cases):
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            x.add_(1.0)
+            torch.cuda.synchronize()
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    os._exit(0)
+
+
+def steady(n, seconds, cases, setting):
+    lock_path = f"/tmp/ctx-steady-{os.getpid()}.lock"
+    deadline = time.monotonic() + seconds
+    running = {}
+    done = failed = 0
+
+    def start():
+        pid = os.fork()
+        if pid == 0:
+            child(setting, cases, lock_path)
+        running[pid] = True
+
+    t0 = time.monotonic()
+    for _ in range(n):
+        start()
+    while running:
+        pid, status = os.wait()
+        running.pop(pid, None)
+        done += 1
+        failed += status != 0
+        if time.monotonic() < deadline:
+            start()
+    wall = time.monotonic() - t0
+    os.unlink(lock_path)
+    return wall, done, failed
+
+
+def main():
+    seconds, cases, name = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    slots = [int(a) for a in sys.argv[4:]] or [16]
+    setting = SETTINGS[name]
+    burst_wall = burst(16, setting)[0]
+    print(f"setting: {name}; burst of 16 at once: {burst_wall / 16:.4f} s a context (the ceiling's unit)")
+    print(f"| slots | children | wall s | s a context | contexts/s | of the burst's rate | failed |")
+    print("|---|---|---|---|---|---|---|")
+    for n in slots:
+        wall, done, failed = steady(n, seconds, cases, setting)
+        per = wall / max(1, done)
+        print(f"| {n} | {done} | {wall:.2f} | {per:.4f} | {done / wall:.2f} | {(burst_wall / 16) / per:.0%} | {failed} |",
+              flush=True)
+        print(f"steady_seconds_per_context_{n}={per:.4f}")
+
+
+if __name__ == "__main__":
+    main()
