@@ -73,8 +73,11 @@ struct SandboxOptions {
   double gpu_turn_bound_after_overrun_seconds = 0.1;
   // While a child overruns its bound, how many children's cases may hold a turn at once (gpu_turn.h:
   // they share the overrunning child's time slices instead of queueing one by one for them). 1:
-  // one at a time, as without an overrun. GAUNTLET_GPU_TURN_SLOTS overrides it (measurements).
-  int gpu_turn_slots_while_overrun = 4;
+  // one at a time, as without an overrun. On an H100, an audit of six controls (16 children in
+  // flight) beside a spinner ran at 43% of its speed alone with 1 slot and 74-75% with 4 or 8; with
+  // the timing gate's short loop beside an overrun too, 83% with 4 and 97% with 8 (docs/gpu.md,
+  // thirty-first session). GAUNTLET_GPU_TURN_SLOTS overrides it (measurements).
+  int gpu_turn_slots_while_overrun = 8;
   // Tests (a fake device): CPU children take GPU turns on this lock file as CUDA children do.
   std::string fake_gpu_turn_lock;
 };
