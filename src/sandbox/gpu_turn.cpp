@@ -1,6 +1,10 @@
 // GPU turns, bounded, on host-wide file locks (include/gauntlet/sandbox/gpu_turn.h).
 #include "gauntlet/sandbox/gpu_turn.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -31,6 +35,22 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 }
 
 std::string overrun_path(const std::string& lock_path) { return lock_path + ".overrun"; }
+
+// The overrun mark is an open-file-description read lock (fcntl), not a flock: a probe asks with
+// F_OFD_GETLK whether any is held and takes nothing, so two probes at one instant never take each
+// other for an overrun (a flock probe held the lock for an instant, and a second probe's try failed:
+// a few cases a batch went beside others with nobody overrunning, and a timed run could have been
+// called uncertain). -1 when the file cannot be opened or locked.
+int hold_overrun_mark(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  struct flock fl {};
+  fl.l_type = F_RDLCK;
+  fl.l_whence = SEEK_SET;
+  while (fcntl(fd, F_OFD_SETLKW, &fl) != 0)
+    if (errno != EINTR) return (::close(fd), -1);
+  return fd;
+}
 std::string slot_path(const std::string& lock_path, int slot) {
   return slot == 0 ? lock_path : lock_path + ".slot" + std::to_string(slot);
 }
@@ -81,15 +101,21 @@ void GpuTurn::overrun() {
   if (!outer_ || overran_) return;
   // The mark first, then the turn: whoever is granted the turn next already sees the GPU shared.
   // Shared marks never conflict with each other; an exclusive probe holds the mark for an instant.
-  overrun_mark_.lock(overrun_path(path_), FileLock::Mode::Shared);
+  overrun_mark_fd_ = hold_overrun_mark(overrun_path(path_));
   held_at_overrun_ = held_seconds();
   release_slots();
   overran_ = true;
 }
 
 bool GpuTurn::overrun_in_progress(const std::string& lock_path) {
-  FileLock probe;
-  return !probe.try_lock(overrun_path(lock_path), FileLock::Mode::Exclusive);
+  const int fd = ::open(overrun_path(lock_path).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return true;  // cannot tell: say shared, so no timed figure is claimed clean
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  const bool asked = fcntl(fd, F_OFD_GETLK, &fl) == 0;
+  ::close(fd);
+  return !asked || fl.l_type != F_UNLCK;
 }
 
 GpuTurn::~GpuTurn() {
@@ -98,7 +124,7 @@ GpuTurn::~GpuTurn() {
   if (!outer_) return;
   const double held = overran_ ? held_at_overrun_ : held_seconds();
   release_slots();
-  overrun_mark_.unlock();
+  if (overrun_mark_fd_ >= 0) ::close(overrun_mark_fd_);  // closing the description releases the mark
   std::lock_guard<std::mutex> lock(g_totals_mu);
   ++g_totals.turns;
   g_totals.overruns += overran_ ? 1 : 0;

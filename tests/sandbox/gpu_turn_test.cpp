@@ -148,6 +148,30 @@ TEST(GpuTurn, AnOverrunGivesTheTurnToTheNextWaiterAndMarksTheGpuShared) {
   unlink((path + ".overrun").c_str());
 }
 
+// Every case's turn asks whether a child overruns: two probes at one instant must not see each
+// other as an overrun (a probe that took the mark for an instant made the other's try fail).
+TEST(GpuTurn, ProbesAtOnceNeverSeeAnOverrunThatIsNotThere) {
+  const std::string path = temp_lock_path("probes");
+  std::atomic<long> seen{0};
+  auto probe = [&] {
+    for (int i = 0; i < 20000; ++i) seen += GpuTurn::overrun_in_progress(path) ? 1 : 0;
+  };
+  std::thread a(probe), b(probe), c(probe);
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_EQ(seen.load(), 0) << "probes took each other for an overrunning child";
+  auto spinner = std::make_unique<GpuTurn>(path);
+  spinner->overrun();
+  std::thread d([&] { seen += GpuTurn::overrun_in_progress(path) ? 1 : 0; });  // another thread, as another process
+  d.join();
+  EXPECT_EQ(seen.load(), 1) << "a probe missed the overrunning child";
+  spinner.reset();
+  EXPECT_FALSE(GpuTurn::overrun_in_progress(path));
+  unlink(path.c_str());
+  unlink((path + ".overrun").c_str());
+}
+
 TEST(GpuTurn, AReenteredTurnIsNeverGivenUp) {
   const std::string path = temp_lock_path("reentered");
   auto outer = std::make_unique<GpuTurn>(path);  // the timing gate's clock section

@@ -13,6 +13,7 @@ children can reach (issue 18: the runs reach 70-80% of the burst's ceiling).
 usage: ctx_steady_bench.py SECONDS CASES SETTING N [N ...]
 prints a markdown table and `steady_seconds_per_context_N=S` lines.
 """
+import ctypes
 import fcntl
 import os
 import sys
@@ -24,6 +25,10 @@ from ctx_settings_bench import SETTINGS, run as burst
 
 
 def child(setting, cases, lock_path):
+    if "@unshare" in setting:  # namespaces made and, at exit, torn down, child after child (needs root)
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(setting["@unshare"]) != 0:
+            os._exit(2)
     for k, v in setting.items():
         if not k.startswith("@"):
             os.environ[k] = v

@@ -223,7 +223,10 @@ fi
 if [ "${GPU_CTX_STEADY:-0}" = 1 ]; then
   stamp "steady context bench"
   { python3 tools/gpu/ctx_steady_bench.py 8 35 "LAZY + 1 hardware queue" 8 16 24
-    python3 tools/gpu/ctx_steady_bench.py 8 0 "LAZY + 1 hardware queue" 16; } > "$OUT/ctx-steady.md" 2>&1
+    python3 tools/gpu/ctx_steady_bench.py 8 0 "LAZY + 1 hardware queue" 16
+    # Namespaces made and torn down child after child, as the zygote's clones do (a burst of 16
+    # showed no cost; a network namespace's teardown is asynchronous and serialized in the kernel).
+    python3 tools/gpu/ctx_steady_bench.py 8 35 "LAZY + 1 queue + net, ipc, mount namespaces" 16; } > "$OUT/ctx-steady.md" 2>&1
   tee -a "$OUT/steps.log" < "$OUT/ctx-steady.md"
 fi
 # GPU_CTX_STEADY_GAUNTLET=1: the same steady loop with gauntlet's own children: 16 slots, each
@@ -231,19 +234,26 @@ fi
 # ctx_steady_bench's bare children (14-15 a second on an H100, thirty-first session), it says
 # whether a gauntlet child's own start (the worker's load, first poisoning, device info) or the
 # gates' orchestration around it holds a run at ~7 children a second whatever its slots.
+# GPU_CTX_STEADY_GAUNTLET_NS: namespace sets to compare, "default" for the default (e.g. "default
+# mount,pid,ipc none": without the network namespace, without any; the contract gate starts no
+# compute-sanitizer, whose stall without a network namespace is the memory gate's).
 if [ "${GPU_CTX_STEADY_GAUNTLET:-0}" = 1 ]; then
-  stamp "steady gauntlet children"
-  steady_end=$(( $(date +%s) + 10 )); steady_t0=$(date +%s.%N)
-  for slot in $(seq 16); do
-    ( n=0; while [ "$(date +%s)" -lt "$steady_end" ]; do
-        "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/relu.json --gates contract --seed $((slot * 1000 + n)) --quiet \
-          > /dev/null 2>&1 && echo ok; n=$((n + 1)); done > "$BUILD_DIR/steady-$slot.txt" ) &
+  for ns in ${GPU_CTX_STEADY_GAUNTLET_NS:-default}; do
+    stamp "steady gauntlet children, namespaces $ns"
+    steady_end=$(( $(date +%s) + 10 )); steady_t0=$(date +%s.%N)
+    rm -f "$BUILD_DIR"/steady-*.txt
+    for slot in $(seq 16); do
+      ( [ "$ns" = default ] || export GAUNTLET_NAMESPACES=$ns
+        n=0; while [ "$(date +%s)" -lt "$steady_end" ]; do
+          "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/relu.json --gates contract --seed $((slot * 1000 + n)) --quiet \
+            > /dev/null 2>&1 && echo ok; n=$((n + 1)); done > "$BUILD_DIR/steady-$slot.txt" ) &
+    done
+    wait
+    steady_wall=$(python3 -c "import time; print(time.time() - $steady_t0)")
+    steady_done=$(cat "$BUILD_DIR"/steady-*.txt | grep -c ok)
+    python3 -c "print(f'gauntlet children in 16 slots, namespaces $ns: {$steady_done} in {$steady_wall:.1f} s = {$steady_done / $steady_wall:.2f} a second (one verify --gates contract each)')" \
+      | tee -a "$OUT/ctx-steady-gauntlet.md" | tee -a "$OUT/steps.log"
   done
-  wait
-  steady_wall=$(python3 -c "import time; print(time.time() - $steady_t0)")
-  steady_done=$(cat "$BUILD_DIR"/steady-*.txt | grep -c ok)
-  python3 -c "print(f'gauntlet children in 16 slots: {$steady_done} in {$steady_wall:.1f} s = {$steady_done / $steady_wall:.2f} a second (one verify --gates contract each)')" \
-    | tee "$OUT/ctx-steady-gauntlet.md" | tee -a "$OUT/steps.log"
 fi
 # GPU_TWO=1 (issue 21; needs two visible GPUs, else it says so and does nothing): (1) ctx_bench with N
 # processes on one GPU and spread over two; (2) `gauntlet audit` of controls_cuda and bugs_cuda with

@@ -23,7 +23,7 @@ std::string gpu_turn_path(int gpu_index);
 // A turn is bounded (SandboxOptions::gpu_turn_bound_seconds): a request still running past the
 // bound gives its turn up (overrun) and goes on beside the next holder, time-sliced, until it
 // replies or its own timeout ends it. One slow or spinning kernel then costs the others a share of
-// the GPU instead of a queue as long as its timeout. While a child overruns it holds a shared lock
+// the GPU instead of a queue as long as its timeout. While a child overruns it holds a read lock
 // on `<lock file>.overrun`, so a timed loop can tell that it did not have the GPU to itself.
 //
 // While a child overruns, the GPU is time-sliced whatever the others do, and a case that had it
@@ -90,7 +90,7 @@ class GpuTurn {
 
   std::string path_;
   FileLock slots_[kMaxSlots];  // slot 0 is the lock file itself
-  FileLock overrun_mark_;
+  int overrun_mark_fd_ = -1;  // an OFD read lock on `<lock file>.overrun` while overrunning (gpu_turn.cpp)
   double waited_ = 0, held_at_overrun_ = 0;
   bool outer_ = false, overran_ = false, beside_others_ = false;
   std::chrono::steady_clock::time_point granted_;
