@@ -10,7 +10,10 @@ kernels, each synchronized under an exclusive flock (the turn), and exits. Conte
 second against the burst's serial cost says how much of the ceiling any scheduling of those
 children can reach (issue 18: the runs reach 70-80% of the burst's ceiling).
 
-usage: ctx_steady_bench.py SECONDS CASES SETTING N [N ...]
+usage: ctx_steady_bench.py SECONDS CASES[xCYCLES] SETTING N [N ...]
+(CASES x CYCLES: each case a kernel that spins CYCLES GPU clock cycles, torch.cuda._sleep, instead of
+a tiny add; 35x2000000 is about 35 turns of 1.2 ms, a gauntlet child's turn-held time. If contexts
+and turns do not overlap, the contexts a second fall by the turns' share.)
 prints a markdown table and `steady_seconds_per_context_N=S` lines.
 """
 import ctypes
@@ -24,7 +27,7 @@ import torch
 from ctx_settings_bench import SETTINGS, run as burst
 
 
-def child(setting, cases, lock_path):
+def child(setting, cases, lock_path, cycles=0):
     if "@unshare" in setting:  # namespaces made and, at exit, torn down, child after child (needs root)
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.unshare(setting["@unshare"]) != 0:
@@ -38,13 +41,16 @@ def child(setting, cases, lock_path):
     with open(lock_path, "w") as lock:
         for _ in range(cases):
             fcntl.flock(lock, fcntl.LOCK_EX)
-            x.add_(1.0)
+            if cycles:
+                torch.cuda._sleep(cycles)
+            else:
+                x.add_(1.0)
             torch.cuda.synchronize()
             fcntl.flock(lock, fcntl.LOCK_UN)
     os._exit(0)
 
 
-def steady(n, seconds, cases, setting):
+def steady(n, seconds, cases, setting, cycles=0):
     lock_path = f"/tmp/ctx-steady-{os.getpid()}.lock"
     deadline = time.monotonic() + seconds
     running = {}
@@ -53,7 +59,7 @@ def steady(n, seconds, cases, setting):
     def start():
         pid = os.fork()
         if pid == 0:
-            child(setting, cases, lock_path)
+            child(setting, cases, lock_path, cycles)
         running[pid] = True
 
     t0 = time.monotonic()
@@ -72,15 +78,18 @@ def steady(n, seconds, cases, setting):
 
 
 def main():
-    seconds, cases, name = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    seconds, name = float(sys.argv[1]), sys.argv[3]
+    cases, _, cycles = sys.argv[2].partition("x")
+    cases, cycles = int(cases), int(cycles or 0)
     slots = [int(a) for a in sys.argv[4:]] or [16]
     setting = SETTINGS[name]
     burst_wall = burst(16, setting)[0]
-    print(f"setting: {name}; burst of 16 at once: {burst_wall / 16:.4f} s a context (the ceiling's unit)")
+    print(f"setting: {name}; {cases} cases a child" + (f" of {cycles} GPU cycles each" if cycles else "") +
+          f"; burst of 16 at once: {burst_wall / 16:.4f} s a context (the ceiling's unit)")
     print(f"| slots | children | wall s | s a context | contexts/s | of the burst's rate | failed |")
     print("|---|---|---|---|---|---|---|")
     for n in slots:
-        wall, done, failed = steady(n, seconds, cases, setting)
+        wall, done, failed = steady(n, seconds, cases, setting, cycles)
         per = wall / max(1, done)
         print(f"| {n} | {done} | {wall:.2f} | {per:.4f} | {done / wall:.2f} | {(burst_wall / 16) / per:.0%} | {failed} |",
               flush=True)
