@@ -100,7 +100,7 @@ double GpuTurn::held_seconds() const {
 void GpuTurn::overrun() {
   if (!outer_ || overran_) return;
   // The mark first, then the turn: whoever is granted the turn next already sees the GPU shared.
-  // Shared marks never conflict with each other; an exclusive probe holds the mark for an instant.
+  // Read locks never conflict with each other, and a probe only asks (overrun_in_progress).
   overrun_mark_fd_ = hold_overrun_mark(overrun_path(path_));
   held_at_overrun_ = held_seconds();
   release_slots();

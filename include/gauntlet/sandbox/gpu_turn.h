@@ -35,6 +35,7 @@ std::string gpu_turn_path(int gpu_index);
 // itself (a timed run, the peaks) takes every slot, so none of those cases runs inside its clock;
 // during an overrun it cannot have the device to itself anyway (its figures are reported
 // uncertain), so it takes one slot like a case instead of stopping every other child for its run.
+
 // What a turn asks of the device.
 enum class TurnNeed {
   Case,         // one case or check: any free slot while an overrun is in progress

@@ -1,0 +1,43 @@
+// GAUNTLET_GPU_TURN_SLOTS (how many cases share the GPU beside an overrunning child): a bad value is
+// one line naming it and exit 2 before anything runs, for verify and audit alike; a good one runs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "e2e_util.h"
+
+namespace gauntlet::e2e {
+namespace {
+
+const std::string kCorpus = source_dir() + "/corpus";
+
+struct ScopedEnv {
+  explicit ScopedEnv(const char* value) { setenv("GAUNTLET_GPU_TURN_SLOTS", value, 1); }
+  ~ScopedEnv() { unsetenv("GAUNTLET_GPU_TURN_SLOTS"); }
+};
+
+TEST(GpuTurnSlotsEnv, ABadValueIsOneLineAndExitTwoBeforeAnythingRuns) {
+  for (const char* bad : {"0", "17", "four", "8x"}) {
+    ScopedEnv env(bad);
+    for (const std::string& command : {std::string("verify"), std::string("audit")}) {
+      std::vector<std::string> args = {command, kCorpus + "/controls/relu.json"};
+      const std::string db = temp_dir() + "/slots.db";
+      if (command == "audit") args.insert(args.end(), {"--db", db});
+      RunResult r = run_gauntlet(args, 120);
+      EXPECT_EQ(r.exit_code, 2) << command << " " << bad << ": " << r.out << r.err;
+      EXPECT_NE(r.err.find("GAUNTLET_GPU_TURN_SLOTS='" + std::string(bad) + "'"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("from 1 to 16"), std::string::npos) << r.err;
+      EXPECT_EQ(r.out.find("pass"), std::string::npos) << "a gate ran: " << r.out;
+    }
+  }
+}
+
+TEST(GpuTurnSlotsEnv, AGoodValueRuns) {
+  ScopedEnv env("1");
+  RunResult r = run_gauntlet({"verify", kCorpus + "/controls/relu.json", "--gates", "contract", "--quiet"}, 300);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace gauntlet::e2e
