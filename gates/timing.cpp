@@ -116,8 +116,7 @@ bool prepare(SetTiming& st, const Targets& t, GateVerdict* v) {
 
 // Whether a child is running past its GPU turn's bound on this kernel's device right now (gpu_turn.h).
 bool overrun_in_progress_now(const SetTiming& st) {
-  const SandboxOptions& o = st.ctx.launcher.options();
-  const std::string lock = !o.fake_gpu_turn_lock.empty() ? o.fake_gpu_turn_lock : st.cuda ? gpu_turn_path(o.gpu_index) : "";
+  const std::string lock = gpu_turn_lock_for(st.ctx.launcher.options(), st.cuda);
   return !lock.empty() && GpuTurn::overrun_in_progress(lock);
 }
 

@@ -17,6 +17,11 @@
 
 namespace gauntlet {
 
+std::string gpu_turn_lock_for(const SandboxOptions& options, bool cuda) {
+  if (!options.fake_gpu_turn_lock.empty()) return options.fake_gpu_turn_lock;
+  return cuda ? gpu_turn_path(options.gpu_index) : "";
+}
+
 std::string gpu_turn_path(int gpu_index) {
   std::string id = cuda_visible_devices_for(gpu_index, getenv("CUDA_VISIBLE_DEVICES"));
   for (char& c : id)
@@ -62,8 +67,9 @@ GpuTurn::GpuTurn(const std::string& lock_path, TurnNeed need, int slots_while_ov
   outer_ = true;
   const auto t0 = std::chrono::steady_clock::now();
   const int slots = std::clamp(slots_while_overrun, 1, kMaxSlots);
-  if (need == TurnNeed::Case || (slots > 1 && overrun_in_progress(path_))) {
-    take_one_slot(slots);
+  const bool overrun = slots > 1 && overrun_in_progress(path_);  // one probe a turn
+  if (need == TurnNeed::Case || overrun) {
+    take_one_slot(slots, overrun);
   } else {
     // In slot order, as every whole-device turn: two of them never hold part of the slots each.
     // A case holds one slot and waits for none while holding it, so no cycle can form.
@@ -73,8 +79,8 @@ GpuTurn::GpuTurn(const std::string& lock_path, TurnNeed need, int slots_while_ov
   waited_ = seconds_between(t0, granted_);
 }
 
-void GpuTurn::take_one_slot(int slots) {
-  if (slots > 1 && overrun_in_progress(path_)) {
+void GpuTurn::take_one_slot(int slots, bool overrun) {
+  if (overrun) {
     // The GPU is time-sliced beside the overrunning child anyway: any free slot will do. When all
     // are taken, wait for slot 0 as ever (every waiter before the overrun began waits there too,
     // and slot 0 is only ever held one case at a time, so nobody waits out the overrun).

@@ -292,14 +292,14 @@ bool WorkerSession::special_frame(const wire::Frame& f, Outcome* out) {
 void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn, TurnNeed need) {
   if (!launcher_) return;
   const SandboxOptions& opt = launcher_->options();
-  if (opt.fake_gpu_turn_lock.empty() && !cuda_) return;
+  const std::string lock_path = gpu_turn_lock_for(opt, cuda_);
+  if (lock_path.empty()) return;
   const int64_t t0 = wire::now_ms();
   {
     // A sibling past its bound still runs on the GPU: wait for it (Launcher::overrunning_).
     std::unique_lock<std::mutex> lock(launcher_->overrun_mu_);
     launcher_->overrun_cv_.wait(lock, [&] { return launcher_->overrunning_ - (overrunning_ ? 1 : 0) <= 0; });
   }
-  const std::string lock_path = opt.fake_gpu_turn_lock.empty() ? gpu_turn_path(opt.gpu_index) : opt.fake_gpu_turn_lock;
   turn.emplace(lock_path, need, opt.gpu_turn_slots_while_overrun);
   // Checked once the turn is held: no child can start overrunning until it is given back.
   if (watch_shared_ && turn->outer() && GpuTurn::overrun_in_progress(lock_path)) gpu_shared_ = true;

@@ -260,33 +260,29 @@ TEST(GpuTurnSlots, WhileAChildOverrunsCasesHoldFreeSlotsAtOnce) {
   remove_turn_files(path);
 }
 
+// One case holds a turn alone; a second waits until the first gives it back.
+void expect_cases_one_at_a_time(const std::string& path, int slots, const char* why) {
+  HeldTurn a(path, TurnNeed::Case, slots);
+  ASSERT_TRUE(a.granted(kSurelyGranted));
+  EXPECT_FALSE(a.beside_others());
+  HeldTurn b(path, TurnNeed::Case, slots);
+  EXPECT_FALSE(b.granted(kWouldHaveBeenGranted)) << why;
+  a.release();
+  EXPECT_TRUE(b.granted(kSurelyGranted));
+}
+
 TEST(GpuTurnSlots, OneSlotKeepsCasesOneAtATimeBesideAnOverrun) {
   const std::string path = temp_lock_path("slots-one");
   auto spinner = std::make_unique<GpuTurn>(path, TurnNeed::Case, 1);
   spinner->overrun();
-  {
-    HeldTurn a(path, TurnNeed::Case, 1);
-    ASSERT_TRUE(a.granted(kSurelyGranted));
-    EXPECT_FALSE(a.beside_others());
-    HeldTurn b(path, TurnNeed::Case, 1);
-    EXPECT_FALSE(b.granted(kWouldHaveBeenGranted)) << "two cases held turns at once with one slot";
-    a.release();
-    EXPECT_TRUE(b.granted(kSurelyGranted));
-  }
+  expect_cases_one_at_a_time(path, 1, "two cases held turns at once with one slot");
   spinner.reset();
   remove_turn_files(path);
 }
 
 TEST(GpuTurnSlots, WithoutAnOverrunCasesTakeTurnsOneAtATimeWhateverTheSlots) {
   const std::string path = temp_lock_path("slots-none");
-  HeldTurn a(path, TurnNeed::Case, 4);
-  ASSERT_TRUE(a.granted(kSurelyGranted));
-  EXPECT_FALSE(a.beside_others());
-  HeldTurn b(path, TurnNeed::Case, 4);
-  EXPECT_FALSE(b.granted(kWouldHaveBeenGranted)) << "slots were shared with no child overrunning";
-  a.release();
-  EXPECT_TRUE(b.granted(kSurelyGranted));
-  b.release();
+  expect_cases_one_at_a_time(path, 4, "slots were shared with no child overrunning");
   remove_turn_files(path);
 }
 

@@ -58,17 +58,26 @@ SETTINGS = {
 }
 
 
-def child(go_r, out_w, setting):
-    os.read(go_r, 1)
-    t0 = time.monotonic()
+def apply_setting(setting):
+    """In a forked child before CUDA starts: its namespaces (@unshare) and environment; an error
+    message when the namespaces could not be made, else None."""
     if "@unshare" in setting:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.unshare(setting["@unshare"]) != 0:
-            os.write(out_w, f"unshare failed: errno {ctypes.get_errno()}\n".encode())
-            os._exit(2)
+            return f"unshare failed: errno {ctypes.get_errno()}"
     for k, v in setting.items():
         if not k.startswith("@"):
             os.environ[k] = v
+    return None
+
+
+def child(go_r, out_w, setting):
+    os.read(go_r, 1)
+    t0 = time.monotonic()
+    failed = apply_setting(setting)
+    if failed:
+        os.write(out_w, f"{failed}\n".encode())
+        os._exit(2)
     if "@flags" in setting:
         cuda = ctypes.CDLL("libcuda.so.1")
         cuda.cuInit(0)

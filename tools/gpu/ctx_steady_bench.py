@@ -16,7 +16,6 @@ a tiny add; 35x2000000 is about 35 turns of 1.2 ms, a gauntlet child's turn-held
 and turns do not overlap, the contexts a second fall by the turns' share.)
 prints a markdown table and `steady_seconds_per_context_N=S` lines.
 """
-import ctypes
 import fcntl
 import os
 import sys
@@ -24,17 +23,12 @@ import time
 
 import torch
 
-from ctx_settings_bench import SETTINGS, run as burst
+from ctx_settings_bench import SETTINGS, apply_setting, run as burst
 
 
 def child(setting, cases, lock_path, cycles=0):
-    if "@unshare" in setting:  # namespaces made and, at exit, torn down, child after child (needs root)
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(setting["@unshare"]) != 0:
-            os._exit(2)
-    for k, v in setting.items():
-        if not k.startswith("@"):
-            os.environ[k] = v
+    if apply_setting(setting):  # namespaces made and, at exit, torn down, child after child (needs root)
+        os._exit(2)
     torch.cuda.init()
     x = torch.ones(1 << 18, device="cuda")
     torch.cuda.synchronize()

@@ -13,6 +13,11 @@ namespace gauntlet {
 // node, parallel verifies) share it.
 std::string gpu_turn_path(int gpu_index);
 
+struct SandboxOptions;
+// The lock file whose turns a child of `options` takes: a fake device's (tests) or its GPU's when
+// the child is a CUDA one; "" when it takes none.
+std::string gpu_turn_lock_for(const SandboxOptions& options, bool cuda);
+
 // One sandbox's turn on a GPU: while held, no other gauntlet child executes there. CUDA contexts
 // of several processes time-slice a GPU, which made every gate 20-50x slower on the H200 and
 // would put other processes' work inside the timing gate's clocks; children that only start
@@ -86,7 +91,7 @@ class GpuTurn {
   static Totals process_totals();
 
  private:
-  void take_one_slot(int slots);
+  void take_one_slot(int slots, bool overrun);
   void release_slots();
 
   std::string path_;
