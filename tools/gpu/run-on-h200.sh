@@ -229,7 +229,10 @@ if [ "${GPU_CTX_STEADY:-0}" = 1 ]; then
     python3 tools/gpu/ctx_steady_bench.py 8 35 "LAZY + 1 queue + net, ipc, mount namespaces" 16
     # Cases that hold the GPU as a gauntlet child's do (35 turns of ~1.2 ms): do context creation and
     # the turns' GPU work overlap, or add up (thirty-first session's hypothesis)?
-    python3 tools/gpu/ctx_steady_bench.py 8 35x2000000 "LAZY + 1 hardware queue" 16; } > "$OUT/ctx-steady.md" 2>&1
+    python3 tools/gpu/ctx_steady_bench.py 8 35x2000000 "LAZY + 1 hardware queue" 16
+    # A cudaFree and a cudaMalloc before each case, outside its turn: do the driver's memory calls
+    # queue with context creation?
+    python3 tools/gpu/ctx_steady_bench.py 8 35m20 "LAZY + 1 hardware queue" 16; } > "$OUT/ctx-steady.md" 2>&1
   tee -a "$OUT/steps.log" < "$OUT/ctx-steady.md"
 fi
 # GPU_CTX_STEADY_GAUNTLET=1: the same steady loop with gauntlet's own children: 16 slots, each
