@@ -125,13 +125,30 @@ std::vector<std::string> sanitizer_command(const std::string& path, const std::s
   return cmd;
 }
 
+std::unique_ptr<FileLock> sanitizer_turn(bool shares_host_network, const std::string& lock_path, double* waited_seconds) {
+  auto lock = std::make_unique<FileLock>();
+  *waited_seconds = 0;
+  const char* rule = std::getenv("GAUNTLET_SANITIZER_SHARED_NETWORK");
+  if (!shares_host_network || (rule && std::string(rule) == "concurrent")) return lock;
+  const auto asked = std::chrono::steady_clock::now();
+  lock->lock(lock_path, FileLock::Mode::Exclusive);  // unopenable: run unserialized rather than not at all
+  *waited_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  return lock;
+}
+
 namespace {
+
+// The host-wide sanitizer turns this gate's children took (sanitizer_turn).
+struct SharedNetworkTurns {
+  bool taken = false;
+  double waited_seconds = 0;
+};
 
 // One compute-sanitizer tool over every case. Pass with *skipped set when the tool could not
 // judge (not the kernel's fault: it ran these cases in the plain children); fail on a report.
 GateVerdict run_sanitizer(GateContext& ctx, const std::string& path, const std::string& tool,
                           const std::vector<Case>& cases, const std::vector<std::vector<at::Tensor>>& inputs,
-                          std::string* skipped) {
+                          std::string* skipped, SharedNetworkTurns* shared) {
   SandboxOptions opts = ctx.launcher.options();
   opts.use_zygote = false;  // the sanitizer starts the worker: fork+exec
   opts.timeout_seconds = std::max(180, 4 * opts.timeout_seconds);  // instrumented kernels run slowly
@@ -148,6 +165,11 @@ GateVerdict run_sanitizer(GateContext& ctx, const std::string& path, const std::
     if (r.find(",seccomp,") != std::string::npos) opts.seccomp = false;
     if (r.find(",ns,") != std::string::npos) opts.namespaces = false;
   }
+  // Declared before the launcher, so held until its children are reaped.
+  double waited = 0;
+  const std::unique_ptr<FileLock> turn =
+      sanitizer_turn(ctx.launcher.children_share_host_network() || !opts.namespaces, kSanitizerSharedNetworkLock, &waited);
+  if (turn->held()) shared->taken = true, shared->waited_seconds += waited;
   Launcher launcher(opts);
   const int64_t t0 = wire::now_ms();
   std::string error;
@@ -224,6 +246,7 @@ GateVerdict run_sanitizer(GateContext& ctx, const std::string& path, const std::
 GateVerdict check_cuda_sanitizers(GateContext& ctx, const std::vector<Case>& cases,
                                   const std::vector<std::vector<at::Tensor>>& inputs) {
   std::vector<std::string> clean, skipped;
+  SharedNetworkTurns shared;
   const std::string path = find_compute_sanitizer();
   if (path.empty()) {
     skipped.push_back(std::getenv("GAUNTLET_COMPUTE_SANITIZER")
@@ -232,7 +255,7 @@ GateVerdict check_cuda_sanitizers(GateContext& ctx, const std::vector<Case>& cas
   } else {
     for (const char* tool : {"memcheck", "initcheck"}) {
       std::string why_skipped;
-      GateVerdict v = run_sanitizer(ctx, path, tool, cases, inputs, &why_skipped);
+      GateVerdict v = run_sanitizer(ctx, path, tool, cases, inputs, &why_skipped, &shared);
       if (v.status != Status::Pass) return v;
       if (why_skipped.empty()) clean.push_back(std::string(tool) + " clean on " + std::to_string(cases.size()) + " cases");
       else skipped.push_back(std::string(tool) + " skipped: " + why_skipped);
@@ -253,6 +276,11 @@ GateVerdict check_cuda_sanitizers(GateContext& ctx, const std::vector<Case>& cas
   for (const std::string& k : skipped) san += (san.empty() ? "" : "; ") + k;
   v.message += "compute-sanitizer: " + san;
   v.evidence = {{"cases", cases.size()}, {"device_poison", true}, {"sanitizers_clean", clean}};
+  if (shared.taken) {
+    v.message += " (one sanitizer at a time host-wide: the children share the host's network namespace)";
+    v.evidence["sanitizer_one_at_a_time"] = {{"why", "the children share the host's network namespace"},
+                                             {"waited_seconds", shared.waited_seconds}};
+  }
   if (!skipped.empty()) v.evidence["sanitizer_skipped"] = skipped;
   return v;
 }

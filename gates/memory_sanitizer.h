@@ -1,10 +1,12 @@
 // The memory gate's compute-sanitizer sub-check (CUDA kernels): memcheck and initcheck over every case.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gauntlet/cases/gate.h"
+#include "gauntlet/sandbox/file_lock.h"
 
 namespace gauntlet::memory_gate {
 
@@ -35,6 +37,17 @@ std::string find_compute_sanitizer();
 // The sanitizer's command line in front of the worker's. Reports go to its stdout (captured with
 // the worker's); --error-exitcode only marks the exit, the report is parsed.
 std::vector<std::string> sanitizer_command(const std::string& path, const std::string& tool, int timeout_s);
+
+// Children that share the host's network namespace (no private one: GAUNTLET_NAMESPACES without
+// "net", or a host that refuses it) run their compute-sanitizer one at a time, host-wide: four at
+// once stalled in memcheck for 60 s and printed no summary (docs/gpu.md, thirtieth session), while
+// children with their own network namespace never did. The front-end and its target meet through
+// Unix sockets, and abstract ones belong to a network namespace; concurrent sandboxes give their
+// processes the same pids, so their names can meet. Holds `lock_path` exclusively when
+// `shares_host_network` (returned held), else returns an unheld lock at once; *waited_seconds gets
+// the wait. GAUNTLET_SANITIZER_SHARED_NETWORK=concurrent turns the rule off (for measurements).
+std::unique_ptr<FileLock> sanitizer_turn(bool shares_host_network, const std::string& lock_path, double* waited_seconds);
+inline const char* kSanitizerSharedNetworkLock = "/tmp/gauntlet-sanitizer-shared-network.lock";
 
 // device=cuda, after both poisoned children: memcheck, then initcheck, each in one fork+exec'd
 // child that compute-sanitizer starts, over every case; then the verdict, which says exactly what

@@ -423,6 +423,8 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_zygote(std::string* error, bo
     *error = std::string("the zygote could not fork a child: ") + strerror(int(err));
     return nullptr;
   }
+  last_achieved_ns_ = achieved;
+  started_any_ = true;
   note_ = std::string(python ? "zygote (python module worker)" : "zygote") + "; namespaces=" + namespaces_to_string(achieved);
   if (achieved != wanted_ns_)
     note_ += " (wanted " + namespaces_to_string(wanted_ns_) + "; the host refused the rest)";
@@ -522,6 +524,8 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   if (python_) note_ = kPythonNote;
   else if (note_ == kPythonNote || note_.rfind(std::string(kPythonNote) + ";", 0) == 0) note_ = "fork+exec";
   note_ = note_.substr(0, note_.find(';')) + "; namespaces=" + namespaces_to_string(bits);
+  last_achieved_ns_ = bits;
+  started_any_ = true;
   ::close(fds.status[0]);  // the worker is our direct child: waitpid gives its status
   return adopt_child(pid, bits & kNsPid, fds.req[1], fds.rep[0], fds.capture);
 }

@@ -1,11 +1,18 @@
 // The memory gate's compute-sanitizer sub-check (CUDA kernels): parsing memcheck and initcheck
 // reports into one line, on texts shaped like the tool's output (raw, and as read_capture_tail
-// returns it, newlines turned into spaces), and the command line it runs.
+// returns it, newlines turned into spaces), the command line it runs, and the host-wide turn its
+// children take when they share the host's network namespace.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "gauntlet/sandbox/file_lock.h"
+#include "gauntlet/sandbox/sandbox.h"
 
 namespace gauntlet::memory_gate {
 struct SanitizerReport {
@@ -21,6 +28,7 @@ struct SanitizerReport {
 };
 SanitizerReport parse_sanitizer_report(const std::string& tool, const std::string& text);
 std::vector<std::string> sanitizer_command(const std::string& path, const std::string& tool, int timeout_s);
+std::unique_ptr<FileLock> sanitizer_turn(bool shares_host_network, const std::string& lock_path, double* waited_seconds);
 }  // namespace gauntlet::memory_gate
 
 namespace {
@@ -156,6 +164,57 @@ TEST(MemorySanitizerCommand, ToolOptionsBeforeTheWorker) {
   const std::vector<std::string> i = mg::sanitizer_command("cs", "initcheck", 60);
   EXPECT_TRUE(has(i, "--tool", "initcheck"));
   EXPECT_FALSE(has(i, "--padding", "512"));
+}
+
+// Sanitizer children without a network namespace of their own take the host-wide turn: while one
+// holds it nobody else can have it (another open description's try_lock fails, as another
+// process's would); children with their own namespace take nothing, and the measurement switch
+// turns the rule off.
+TEST(MemorySanitizerTurn, ChildrenSharingTheHostNetworkRunOneAtATime) {
+  const std::string path = "/tmp/gauntlet-sanitizer-turn-test-" + std::to_string(getpid()) + ".lock";
+  double waited = -1;
+  {
+    const std::unique_ptr<gauntlet::FileLock> own_network = mg::sanitizer_turn(false, path, &waited);
+    EXPECT_FALSE(own_network->held());
+    EXPECT_EQ(waited, 0);
+    gauntlet::FileLock other;
+    EXPECT_TRUE(other.try_lock(path, gauntlet::FileLock::Mode::Exclusive));
+  }
+  {
+    const std::unique_ptr<gauntlet::FileLock> shared = mg::sanitizer_turn(true, path, &waited);
+    EXPECT_TRUE(shared->held());
+    EXPECT_GE(waited, 0);
+    gauntlet::FileLock other;
+    EXPECT_FALSE(other.try_lock(path, gauntlet::FileLock::Mode::Exclusive)) << "a second sanitizer child got the turn";
+  }
+  gauntlet::FileLock after;
+  EXPECT_TRUE(after.try_lock(path, gauntlet::FileLock::Mode::Exclusive)) << "the turn outlived its holder";
+  after.unlock();
+  ::setenv("GAUNTLET_SANITIZER_SHARED_NETWORK", "concurrent", 1);
+  const std::unique_ptr<gauntlet::FileLock> measured = mg::sanitizer_turn(true, path, &waited);
+  ::unsetenv("GAUNTLET_SANITIZER_SHARED_NETWORK");
+  EXPECT_FALSE(measured->held());
+  ::unlink(path.c_str());
+}
+
+// Which children share the host's network namespace, as the launcher sees it before any child
+// started: namespaces off, or narrowed without "net", share it; the default set does not.
+TEST(MemorySanitizerTurn, TheLauncherKnowsWhenItsChildrenShareTheHostNetwork) {
+  gauntlet::SandboxOptions off;
+  off.namespaces = false;
+  EXPECT_TRUE(gauntlet::Launcher(off).children_share_host_network());
+  gauntlet::SandboxOptions on;
+  on.namespaces = true;
+  const char* before = std::getenv("GAUNTLET_NAMESPACES");
+  const std::string saved = before ? before : "";
+  ::unsetenv("GAUNTLET_NAMESPACES");
+  EXPECT_FALSE(gauntlet::Launcher(on).children_share_host_network());
+  ::setenv("GAUNTLET_NAMESPACES", "mount,pid,ipc", 1);
+  EXPECT_TRUE(gauntlet::Launcher(on).children_share_host_network());
+  ::setenv("GAUNTLET_NAMESPACES", "net,mount", 1);
+  EXPECT_FALSE(gauntlet::Launcher(on).children_share_host_network());
+  if (before) ::setenv("GAUNTLET_NAMESPACES", saved.c_str(), 1);
+  else ::unsetenv("GAUNTLET_NAMESPACES");
 }
 
 }  // namespace

@@ -263,7 +263,9 @@ if [ "${GPU_CTX_STEADY_GAUNTLET:-0}" = 1 ]; then
 fi
 # GPU_SANITIZER_NONET=1: compute-sanitizer children without a private network namespace (a host
 # that refuses one). Four memory gates of the relu control at once under each namespace set of
-# GPU_SANITIZER_NONET_NS (default: "default mount,pid,ipc mount,ipc"): each gate's wall and whether
+# GPU_SANITIZER_NONET_NS (default: "mount,pid,ipc/concurrent mount,pid,ipc mount,ipc/concurrent
+# default"; "/concurrent": GAUNTLET_SANITIZER_SHARED_NETWORK=concurrent, the sanitizers at once as
+# before the host-wide sanitizer turn, memory_sanitizer.h): each gate's wall and whether
 # its sanitizer runs printed a summary; while they run, the abstract Unix sockets the host's network
 # namespace holds (/proc/net/unix, names starting "@") are sampled, to see what the front-end and
 # its target meet through and whether concurrent sandboxes, whose pids are equal in their own pid
@@ -271,14 +273,16 @@ fi
 if [ "${GPU_SANITIZER_NONET:-0}" = 1 ]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   "$cs" --help 2>&1 | grep -i -B1 -A3 "port\|connection" > "$OUT/sanitizer-nonet-options.txt"
-  for ns in ${GPU_SANITIZER_NONET_NS:-default mount,pid,ipc mount,ipc}; do
-    stamp "sanitizer children, namespaces $ns: four memory gates at once"
-    d="$OUT/sanitizer-nonet/$(echo "$ns" | tr , _)"; mkdir -p "$d"
+  for run in ${GPU_SANITIZER_NONET_NS:-mount,pid,ipc/concurrent mount,pid,ipc mount,ipc/concurrent default}; do
+    ns=${run%/*}; rule=turn; [ "$run" != "$ns" ] && rule=${run#*/}
+    stamp "sanitizer children, namespaces $ns, $rule: four memory gates at once"
+    d="$OUT/sanitizer-nonet/$(echo "$run" | tr ,/ __)"; mkdir -p "$d"
     ( for i in $(seq 40); do grep -o '@[^ ]*$' /proc/net/unix 2>/dev/null | sort | uniq -c > "$d/unix-$i.txt"; sleep 0.5; done ) &
     sampler=$!
     gate_pids=()
     for i in 1 2 3 4; do
       ( [ "$ns" = default ] || export GAUNTLET_NAMESPACES=$ns
+        [ "$rule" = concurrent ] && export GAUNTLET_SANITIZER_SHARED_NETWORK=concurrent
         s=$(date +%s.%N)
         "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/relu.json --gates memory --seed $i --quiet --json "$d/memory-$i.json" > "$d/memory-$i.log" 2>&1
         echo "gate $i: $(python3 -c "import time; print(f'{time.time() - $s:.1f}')") s" >> "$d/walls.txt" ) &
@@ -291,7 +295,8 @@ if [ "${GPU_SANITIZER_NONET:-0}" = 1 ]; then
       echo "abstract Unix socket names seen (count of samples, name):"
       cat "$d"/unix-*.txt 2>/dev/null | awk '{print $2}' | sed 's/[0-9]\{3,\}/N/g' | sort | uniq -c | sort -rn | head -15
       echo "the same, with their digits:"; cat "$d"/unix-*.txt 2>/dev/null | awk '{print $2}' | sort -u | head -20
-    } | sed "s/^/[$ns] /" | tee -a "$OUT/sanitizer-nonet.md" >> "$OUT/steps.log"
+      echo "gates that took the host-wide sanitizer turn: $(grep -l sanitizer_one_at_a_time "$d"/memory-*.json 2>/dev/null | wc -l) of 4"
+    } | sed "s|^|[$run] |" | tee -a "$OUT/sanitizer-nonet.md" >> "$OUT/steps.log"
   done
 fi
 # GPU_TWO=1 (issue 21; needs two visible GPUs, else it says so and does nothing): (1) ctx_bench with N

@@ -136,6 +136,14 @@ class Launcher {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     return note_;
   }
+  // Whether this launcher's children share the host's network namespace: namespaces off or narrowed
+  // without "net" (GAUNTLET_NAMESPACES), or the host refused one to the last child started. Abstract
+  // Unix sockets are per network namespace, so such children can meet each other's (memory gate:
+  // compute-sanitizer's front-end and target, memory_sanitizer.cpp).
+  bool children_share_host_network() const {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    return !(wanted_ns_ & kNsNet) || (started_any_ && !(last_achieved_ns_ & kNsNet));
+  }
   // The GPU the last CUDA child saw (LoadReply.device_info, a JSON object); empty before one loaded.
   std::string device_info() const {
     std::lock_guard<std::recursive_mutex> lock(mu_);
@@ -180,6 +188,8 @@ class Launcher {
   int py_zygote_sock_ = -1;
   bool py_zygote_failed_ = false;
   uint32_t wanted_ns_ = 0;
+  uint32_t last_achieved_ns_ = 0;  // the namespaces the last child started got (under mu_)
+  bool started_any_ = false;
   SpawnTimes spawn_times_;  // the spawn in progress (under mu_), copied into its session
   std::string note_;
   std::string device_info_;
