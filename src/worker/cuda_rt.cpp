@@ -31,6 +31,8 @@ struct Api {
   int (*driver_version)(int*) = nullptr;
   int (*runtime_version)(int*) = nullptr;
   const char* (*error_string)(int) = nullptr;
+  int (*func_get_attributes)(void*, const void*) = nullptr;  // optional (kernel_preload.h)
+  int (*get_last_error)() = nullptr;
   // Driver API, for the device name (the runtime's properties struct changes layout between releases).
   int (*cu_device_get)(int*, int) = nullptr;
   int (*cu_device_get_name)(char*, int, int) = nullptr;
@@ -84,6 +86,10 @@ Api load() {
             bind(lib, "cudaRuntimeGetVersion", &a.runtime_version, &a.why) &&
             bind(lib, "cudaGetErrorString", &a.error_string, &a.why);
   if (!ok) return a;
+  std::string optional;
+  if (!bind(lib, "cudaFuncGetAttributes", &a.func_get_attributes, &optional) ||
+      !bind(lib, "cudaGetLastError", &a.get_last_error, &optional))
+    a.func_get_attributes = nullptr;
   // libcuda is loaded by the runtime once it initialized; the name is optional.
   const std::string drv = loaded_library("libcuda.so");
   if (void* dlib = drv.empty() ? nullptr : dlopen(drv.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
@@ -149,6 +155,15 @@ bool device_synchronize(std::string* error) {
 
 bool memset_async(void* p, int value, size_t bytes, std::string* error) {
   return ready(error) && check(api().memset_async(p, value, bytes, nullptr), "cudaMemsetAsync", error);
+}
+
+bool load_kernel_function(const void* host_stub) {
+  if (!ready(nullptr) || !api().func_get_attributes) return false;
+  // cudaFuncAttributes has grown between releases; this is larger than any of them.
+  alignas(16) unsigned char attributes[4096];
+  if (api().func_get_attributes(attributes, host_stub) == 0) return true;
+  api().get_last_error();  // "invalid device function" is not sticky; cleared so no later call sees it
+  return false;
 }
 
 bool device_info(DeviceInfo* info, std::string* error) {

@@ -25,6 +25,11 @@ bool memset_async(void* p, int value, size_t bytes, std::string* error);
 // Waits for all work on the device, every stream included (a kernel may launch on its own stream).
 bool device_synchronize(std::string* error);
 
+// Whether `host_stub` is a registered CUDA kernel of this process's runtime, asked through
+// cudaFuncGetAttributes, which loads its module under lazy loading; any other address answers
+// "invalid device function", cleared again. False when the runtime is absent.
+bool load_kernel_function(const void* host_stub);
+
 struct DeviceInfo {
   std::string name;       // e.g. "NVIDIA H200"
   int ordinal = 0;        // index within the child's CUDA_VISIBLE_DEVICES

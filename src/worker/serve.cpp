@@ -19,6 +19,7 @@
 #include "case_transfers.h"
 #include "device_poison.h"
 #include "guarded_alloc.h"
+#include "kernel_preload.h"
 #include "startup_phases.h"
 #include "tensor_storage.h"
 #include "timing_loop.h"
@@ -549,6 +550,10 @@ int serve(const SandboxPolicy& policy) {
     const auto context_start = PhaseClock::now();
     warm_up_cuda();
     startup.context = seconds_since(context_start);
+    const PreloadResult preload = preload_kernel_functions(handle, so_path);
+    startup.preload = preload.seconds;
+    startup.preload_symbols = preload.symbols;
+    startup.preload_kernels = preload.kernels;
     startup.ready_ns = monotonic_ns();  // the reply goes out next
     g_device_info = with_startup_phases(g_device_info, startup);
   }

@@ -32,12 +32,14 @@ double seconds_since_process_start() {
 
 std::string with_startup_phases(const std::string& device_json, const StartupPhases& p) {
   if (device_json.size() < 2 || device_json.front() != '{' || device_json.back() != '}') return device_json;
-  char buf[384];
+  char buf[512];
   std::snprintf(buf, sizeof buf,
                 "\"startup_seconds\":{\"before_serve\":%.4f,\"load_wait\":%.4f,\"sandbox\":%.4f,\"dlopen\":%.4f,"
-                "\"cuda_init\":%.4f,\"context\":%.4f},\"startup_clock_ns\":{\"load_read\":%lld,\"ready\":%lld}",
-                p.before_serve, p.load_wait, p.sandbox, p.dlopen, p.cuda_init, p.context,
-                static_cast<long long>(p.load_read_ns), static_cast<long long>(p.ready_ns));
+                "\"cuda_init\":%.4f,\"context\":%.4f,\"preload\":%.4f},\"startup_clock_ns\":{\"load_read\":%lld,"
+                "\"ready\":%lld},\"preloaded\":{\"symbols\":%d,\"kernels\":%d}",
+                p.before_serve, p.load_wait, p.sandbox, p.dlopen, p.cuda_init, p.context, p.preload,
+                static_cast<long long>(p.load_read_ns), static_cast<long long>(p.ready_ns), p.preload_symbols,
+                p.preload_kernels);
   const std::string body = device_json.substr(0, device_json.size() - 1);
   return body + (body.size() > 1 ? "," : "") + buf + "}";
 }

@@ -12,6 +12,8 @@ struct StartupPhases {
   double cuda_init = 0;      // the CUDA runtime's start and the device's description (cuInit, queries)
   double context = 0;        // the context's creation, a first copy, the first poisoning (warm_up_cuda)
   double load_wait = 0;      // from serve() until the parent's Load frame was read (the parent's send)
+  double preload = 0;        // the kernel's own CUDA functions loaded (kernel_preload.h)
+  int preload_symbols = 0, preload_kernels = 0;
   // CLOCK_MONOTONIC (host-wide; children get no time namespace) when the Load frame was read and
   // when the reply was ready: the parent sets its own stamps beside them (child_start_clock.h).
   int64_t load_read_ns = 0, ready_ns = 0;

@@ -435,18 +435,22 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # through P `gauntlet audit --gpus 0 --gpu-jobs 1 --gpu-gate-jobs J` at once, one a seed (one
     # lane, J gates of its kernel at once, one launcher for all its kernels), instead of P `verify`
     # processes of J gates each: the same children in flight; "audit-lanes": J lanes of one gate each.
+    # "env:NAME=VALUE" exports one variable for the batch (e.g. env:GAUNTLET_CUDA_PRELOAD=0).
     for poison in ${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}; do
-      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | tr ',=' '+-')
+      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | tr ',=:' '+--')
       unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
+      [ -n "${tp_env_name:-}" ] && unset "$tp_env_name"; tp_env_name=
       case $poison in
         audit) export TP_AUDIT=1 ;;
         audit-lanes) export TP_AUDIT=1 TP_AUDIT_LANES=1 ;;
         blocks) export GAUNTLET_CUDA_POISON=blocks ;;
         slack*) export GAUNTLET_CUDA_POISON_SLACK_MIB=${poison#slack} ;;
         ns=*) export GAUNTLET_NAMESPACES=${poison#ns=} ;;
+        env:*=*) tp_env_name=${poison#env:}; tp_env_name=${tp_env_name%%=*}; export "${poison#env:}" ;;
       esac
       tp_batch "$label" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
     done
+    [ -n "${tp_env_name:-}" ] && unset "$tp_env_name"; tp_env_name=
     unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
   done
 fi

@@ -99,10 +99,16 @@ def main():
     starts = [r.get("environment", {}).get("gpu", {}).get("startup_seconds") for r in reports]
     starts = [x for x in starts if x]
     if starts:
-        keys = ("before_serve", "load_wait", "sandbox", "dlopen", "cuda_init", "context")
+        keys = ("before_serve", "load_wait", "sandbox", "dlopen", "cuda_init", "context", "preload")
         print(f"a child's start, median of {len(starts)} (s): " + ", ".join(
             f"{k} {statistics.median([x.get(k, 0.0) for x in starts]):.3f}" for k in keys) +
             f"; the parent's spawn a child {parts['spawn_seconds'] / max(1, parts['children']):.3f}")
+        pre = [r.get("environment", {}).get("gpu", {}).get("preloaded") for r in reports]
+        pre = [x for x in pre if x]
+        if pre:
+            print(f"kernel functions preloaded at a child's start (median of {len(pre)}): "
+                  f"{statistics.median([x.get('kernels', 0) for x in pre]):.0f} kernels of "
+                  f"{statistics.median([x.get('symbols', 0) for x in pre]):.0f} function symbols")
     kids = max(1, parts["children"])
     print(f"the parent's spawn a child (s, mean of {parts['children']}): {parts['spawn_seconds'] / kids:.3f}, of it "
           f"waiting for the launcher {parts['spawn_lock_seconds'] / kids:.3f}, starting the zygote "
