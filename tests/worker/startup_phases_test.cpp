@@ -23,11 +23,11 @@ TEST(StartupPhases, TheDeviceDescriptionGainsEachPhaseAndStaysAnObject) {
   EXPECT_DOUBLE_EQ(s.at("context").get<double>(), 0.0625);
   EXPECT_DOUBLE_EQ(s.at("load_wait").get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(s.at("preload").get<double>(), 0.0);
-  p.preload = 0.03125;
+  p.preload = 0.0625;
   p.preload_symbols = 4000;
   p.preload_kernels = 2;
   const nlohmann::json k = nlohmann::json::parse(with_startup_phases("{}", p));
-  EXPECT_DOUBLE_EQ(k.at("startup_seconds").at("preload").get<double>(), 0.03125);
+  EXPECT_DOUBLE_EQ(k.at("startup_seconds").at("preload").get<double>(), 0.0625);
   EXPECT_EQ(k.at("preloaded").at("symbols").get<int>(), 4000);
   EXPECT_EQ(k.at("preloaded").at("kernels").get<int>(), 2);
   EXPECT_TRUE(nlohmann::json::parse(with_startup_phases("{}", p)).contains("startup_seconds"));
