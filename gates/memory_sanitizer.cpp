@@ -156,6 +156,9 @@ GateVerdict run_sanitizer(GateContext& ctx, const std::string& path, const std::
   // No caching allocator: every tensor is its own cudaMalloc, so the tool knows each buffer's
   // bounds (an overrun inside a cached segment is invisible) and what was never written.
   opts.extra_env.push_back("PYTORCH_NO_CUDA_MEMORY_CACHING=1");
+  // No preloading of the kernel's functions (kernel_preload.h): the tool reports every CUDA call
+  // that returns an error, and asking about symbols that are not kernels returns one each.
+  opts.extra_env.push_back("GAUNTLET_CUDA_PRELOAD=0");
   opts.tool_ipc = true;
   // GAUNTLET_SANITIZER_RELAX (comma list) relaxes more for probing (tools/gpu/probe_sanitizer.sh):
   // "uid" keeps the uid, "seccomp" drops the filter, "ns" the namespaces.

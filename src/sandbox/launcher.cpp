@@ -454,7 +454,12 @@ std::unique_ptr<WorkerSession> Launcher::spawn_via_exec(std::string* error) {
   // Everything the child needs is prepared before clone: between clone and exec only
   // async-signal-safe calls are allowed (this process may have other threads).
   std::vector<std::string> env = scrubbed_env(options_);
-  env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());
+  for (const std::string& extra : options_.extra_env) {  // an extra setting replaces one passed through
+    const size_t eq = extra.find('=');
+    const std::string name = eq == std::string::npos ? extra : extra.substr(0, eq + 1);
+    env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name, 0) == 0; }), env.end());
+    env.push_back(extra);
+  }
   if (python_) {
     add_python_worker_env(&env, worker_path_);
   }

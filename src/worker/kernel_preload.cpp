@@ -49,6 +49,10 @@ PreloadResult preload_kernel_functions(void* handle, const std::string& so_path)
   PreloadResult r;
   const char* off = std::getenv("GAUNTLET_CUDA_PRELOAD");
   if (off && std::string(off) == "0") return (r.skipped = "GAUNTLET_CUDA_PRELOAD=0", r);
+  // Under an injected CUDA tool (compute-sanitizer, a profiler) the probes' error returns would be
+  // reported as the kernel's failed API calls.
+  if (const char* tool = std::getenv("CUDA_INJECTION64_PATH"); tool && *tool)
+    return (r.skipped = "a CUDA tool is injected (CUDA_INJECTION64_PATH)", r);
   const auto t0 = std::chrono::steady_clock::now();
   link_map* map = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map) return (r.skipped = "no link map for the kernel", r);
