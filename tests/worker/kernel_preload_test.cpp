@@ -68,5 +68,17 @@ TEST(KernelPreload, WithoutACudaRuntimeNoSymbolIsAKernelAndTheSwitchSkipsIt) {
   EXPECT_EQ(off.skipped, "GAUNTLET_CUDA_PRELOAD=0");
 }
 
+// Under an injected CUDA tool (compute-sanitizer sets CUDA_INJECTION64_PATH in its target) the
+// probes' error returns would be reported as the kernel's failed calls: nothing is tried.
+TEST(KernelPreload, AnInjectedCudaToolSkipsIt) {
+  void* self = dlopen(nullptr, RTLD_NOW);
+  ASSERT_NE(self, nullptr);
+  ::setenv("CUDA_INJECTION64_PATH", "/opt/tool/libinjection.so", 1);
+  const PreloadResult r = preload_kernel_functions(self, "/proc/self/exe");
+  ::unsetenv("CUDA_INJECTION64_PATH");
+  EXPECT_EQ(r.symbols, 0);
+  EXPECT_NE(r.skipped.find("CUDA_INJECTION64_PATH"), std::string::npos) << r.skipped;
+}
+
 }  // namespace
 }  // namespace gauntlet::worker

@@ -243,22 +243,35 @@ fi
 # GPU_CTX_STEADY_GAUNTLET_NS: namespace sets to compare, "default" for the default (e.g. "default
 # mount,pid,ipc none": without the network namespace, without any; the contract gate starts no
 # compute-sanitizer, whose stall without a network namespace is the memory gate's).
+# GPU_CTX_STEADY_GAUNTLET_GATES: the gates each verify runs (default "contract"; e.g. "contract memory
+# determinism timing": one steady run per gate, its children a second counted from the reports, so
+# a gate whose children hold the driver longer than their contexts do, such as the memory gate's
+# compute-sanitizer children, shows as fewer children a second than the contract gate's).
 if [ "${GPU_CTX_STEADY_GAUNTLET:-0}" = 1 ]; then
+  for steady_gate in ${GPU_CTX_STEADY_GAUNTLET_GATES:-contract}; do
   for ns in ${GPU_CTX_STEADY_GAUNTLET_NS:-default}; do
-    stamp "steady gauntlet children, namespaces $ns"
+    stamp "steady gauntlet children, gate $steady_gate, namespaces $ns"
     steady_end=$(( $(date +%s) + 10 )); steady_t0=$(date +%s.%N)
-    rm -f "$BUILD_DIR"/steady-*.txt
+    rm -rf "$BUILD_DIR"/steady-*.txt "$BUILD_DIR"/steady-reports && mkdir -p "$BUILD_DIR"/steady-reports
     for slot in $(seq 16); do
       ( [ "$ns" = default ] || export GAUNTLET_NAMESPACES=$ns
         n=0; while [ "$(date +%s)" -lt "$steady_end" ]; do
-          "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/relu.json --gates contract --seed $((slot * 1000 + n)) --quiet \
-            > /dev/null 2>&1 && echo ok; n=$((n + 1)); done > "$BUILD_DIR/steady-$slot.txt" ) &
+          "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/relu.json --gates "$steady_gate" --seed $((slot * 1000 + n)) --quiet \
+            --json "$BUILD_DIR/steady-reports/$slot-$n.json" > /dev/null 2>&1 && echo ok; n=$((n + 1)); done > "$BUILD_DIR/steady-$slot.txt" ) &
     done
     wait
     steady_wall=$(python3 -c "import time; print(time.time() - $steady_t0)")
     steady_done=$(cat "$BUILD_DIR"/steady-*.txt | grep -c ok)
-    python3 -c "print(f'gauntlet children in 16 slots, namespaces $ns: {$steady_done} in {$steady_wall:.1f} s = {$steady_done / $steady_wall:.2f} a second (one verify --gates contract each)')" \
+    steady_children=$(python3 -c "
+import glob, json
+n = 0
+for f in glob.glob('$BUILD_DIR/steady-reports/*.json'):
+    try: n += sum(g.get('evidence', {}).get('time', {}).get('children', 0) for g in json.load(open(f))['gates'])
+    except Exception: pass
+print(n)")
+    python3 -c "print(f'gauntlet verify --gates $steady_gate in 16 slots, namespaces $ns: {$steady_done} verifies, {$steady_children} children in {$steady_wall:.1f} s = {$steady_children / $steady_wall:.2f} children a second')" \
       | tee -a "$OUT/ctx-steady-gauntlet.md" | tee -a "$OUT/steps.log"
+  done
   done
 fi
 # GPU_SANITIZER_NONET=1: compute-sanitizer children without a private network namespace (a host
