@@ -386,6 +386,7 @@ bool decode(const std::string& bytes, CaseRequest* m, std::string* why) {
 // Tags of CaseReply's optional trailing sections.
 constexpr uint8_t kHostCopiesTag = 1;
 constexpr uint8_t kPhasesTag = 2;
+constexpr uint8_t kDriverMemoryTag = 3;
 
 std::string encode(const CaseReply& m) {
   Writer w;
@@ -436,6 +437,11 @@ std::string encode(const CaseReply& m) {
     w.f64(m.case_seconds);
     w.f64(m.reserve_seconds);
     w.f64(m.poison_release_seconds);
+  }
+  if (m.driver_allocs >= 0) {  // optional tagged section (absent: not counted)
+    w.u8(kDriverMemoryTag);
+    w.i64(m.driver_allocs);
+    w.i64(m.driver_frees);
   }
   return std::move(w.bytes());
 }
@@ -505,6 +511,7 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
   m->has_phases = false;
   m->poison_seconds = m->to_device_seconds = m->from_device_seconds = m->check_seconds = m->case_seconds = m->reserve_seconds = 0;
   m->poison_release_seconds = 0;
+  m->driver_allocs = m->driver_frees = -1;
   while (r.ok() && !r.at_end()) {  // tagged optional sections
     uint8_t tag = 0;
     r.u8(&tag);
@@ -517,6 +524,11 @@ bool decode(const std::string& bytes, CaseReply* m, std::string* why) {
       r.f64(&m->case_seconds);
       r.f64(&m->reserve_seconds);
       r.f64(&m->poison_release_seconds);
+      continue;
+    }
+    if (tag == kDriverMemoryTag) {
+      r.i64(&m->driver_allocs);
+      r.i64(&m->driver_frees);
       continue;
     }
     if (tag != kHostCopiesTag) return (*why = "unknown case reply section " + std::to_string(tag), false);

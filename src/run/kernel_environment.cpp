@@ -69,6 +69,10 @@ void add_gpu_usage(nlohmann::json* environment, const GpuCounters& before, const
                                        {"case_seconds", p.case_seconds - pb.case_seconds},
                                        {"reserve_seconds", p.reserve_seconds - pb.reserve_seconds},
                                        {"poison_release_seconds", p.poison_release_seconds - pb.poison_release_seconds}};
+  if (p.counted_cases > pb.counted_cases)
+    (*environment)["worker_phases"]["driver_memory"] = {{"cases", p.counted_cases - pb.counted_cases},
+                                                        {"allocs", p.driver_allocs - pb.driver_allocs},
+                                                        {"frees", p.driver_frees - pb.driver_frees}};
   // Where a CUDA child's load went between the two processes (child_start_clock.h): sums.
   const ChildStartTotals c = child_start_totals();
   const ChildStartTotals& cb = before.starts;

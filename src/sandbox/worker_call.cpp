@@ -58,6 +58,11 @@ void add_worker_phases(const wire::CaseReply& reply) {
   g_phases.case_seconds += reply.case_seconds;
   g_phases.reserve_seconds += reply.reserve_seconds;
   g_phases.poison_release_seconds += reply.poison_release_seconds;
+  if (reply.driver_allocs >= 0) {
+    ++g_phases.counted_cases;
+    g_phases.driver_allocs += reply.driver_allocs;
+    g_phases.driver_frees += reply.driver_frees;
+  }
 }
 
 WorkerPhaseTotals worker_phase_totals() {

@@ -190,6 +190,29 @@ int64_t fill_free_blocks(uint8_t poison) {
 }
 }  // namespace
 
+DriverMemoryCalls driver_memory_calls() {
+  DriverMemoryCalls calls;
+#ifdef GAUNTLET_HAVE_DEVICE_ALLOCATOR
+  try {
+    const auto stats = c10::getDeviceAllocator(c10::DeviceType::CUDA)->getDeviceStats(c10::DeviceIndex(0));
+    calls.allocs = stats.num_device_alloc;
+    calls.frees = stats.num_device_free;
+  } catch (const std::exception&) {
+  }
+#endif
+  return calls;
+}
+
+CaseBytes case_input_bytes(const wire::CaseRequest& req) {
+  CaseBytes b;
+  for (const wire::Arg& a : req.args)
+    if (a.kind == wire::Arg::Kind::Tensor && a.tensor.defined() && a.tensor.has_storage()) {
+      b.input += int64_t(a.tensor.storage().nbytes());
+      b.largest_input = std::max(b.largest_input, int64_t(a.tensor.storage().nbytes()));
+    }
+  return b;
+}
+
 void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes) {
   if (no_cuda_cache()) return;
   g_sized_for_input = power_of_two_at_least(input_bytes);

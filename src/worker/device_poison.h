@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "gauntlet/common/wire.h"
+
 namespace gauntlet::worker {
 
 // Before a call. Where the worker can read the allocator's snapshot (allocator_snapshot.h: LibTorch
@@ -36,6 +38,20 @@ void reserve_poison_blocks(int64_t input_bytes, int64_t largest_input_bytes);
 // The seconds poison_cuda_cache has spent, over the process's life, releasing the cache and taking
 // its blocks afresh (driver calls in the GPU turn: what reserve_poison_blocks is there to avoid).
 double poison_release_seconds_total();
+
+// The caching allocator's calls to the driver so far (DeviceStats num_device_alloc and
+// num_device_free: cudaMalloc or mapping, cudaFree or unmapping); -1 each where LibTorch has no
+// device allocator statistics (before 2.9) or they cannot be read.
+struct DriverMemoryCalls {
+  int64_t allocs = -1, frees = -1;
+};
+DriverMemoryCalls driver_memory_calls();
+
+// The bytes of a case's tensor arguments' storages, in all and the largest: they size its poisoning.
+struct CaseBytes {
+  int64_t input = 0, largest_input = 0;
+};
+CaseBytes case_input_bytes(const wire::CaseRequest& req);
 
 // How the poisoning reaches the cache, for the kernel's environment in reports: "free blocks by
 // address", "whole blocks from the cache", or none without a caching allocator.

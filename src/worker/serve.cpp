@@ -161,21 +161,6 @@ bool send_load_reply(bool ok, const std::string& error, const std::string& sig, 
   return reply(wire::FrameType::LoadReply, wire::encode(r));
 }
 
-// The bytes of a case's tensor arguments' storages, in all and the largest: they size its poisoning.
-struct CaseBytes {
-  int64_t input = 0, largest_input = 0;
-};
-
-CaseBytes case_input_bytes(const wire::CaseRequest& req) {
-  CaseBytes b;
-  for (const wire::Arg& a : req.args)
-    if (a.kind == wire::Arg::Kind::Tensor && a.tensor.defined() && a.tensor.has_storage()) {
-      b.input += int64_t(a.tensor.storage().nbytes());
-      b.largest_input = std::max(b.largest_input, int64_t(a.tensor.storage().nbytes()));
-    }
-  return b;
-}
-
 // The case's tensor arguments, in argument order (undefined ones included).
 std::vector<at::Tensor> case_tensor_inputs(const wire::CaseRequest& req) {
   std::vector<at::Tensor> inputs;
@@ -551,9 +536,7 @@ int serve(const SandboxPolicy& policy) {
     warm_up_cuda();
     startup.context = seconds_since(context_start);
     const PreloadResult preload = preload_kernel_functions(handle, so_path);
-    startup.preload = preload.seconds;
-    startup.preload_symbols = preload.symbols;
-    startup.preload_kernels = preload.kernels;
+    startup.preload = preload.seconds, startup.preload_symbols = preload.symbols, startup.preload_kernels = preload.kernels;
     startup.ready_ns = monotonic_ns();  // the reply goes out next
     g_device_info = with_startup_phases(g_device_info, startup);
   }
@@ -577,6 +560,7 @@ int serve(const SandboxPolicy& policy) {
       // to the outputs on the host: the pipe and the (de)serialization on either side of it run
       // while another child has the GPU. A parent that does not grant it is gone or out of step.
       const auto r0 = std::chrono::steady_clock::now();
+      const DriverMemoryCalls calls_before = g_cuda ? driver_memory_calls() : DriverMemoryCalls{};
       StagedInputs staged;
       if (g_cuda) staged = prepare_cuda_case(req);
       const double reserve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
@@ -584,6 +568,8 @@ int serve(const SandboxPolicy& policy) {
       try {
         rep = run_case(*entry, req, staged);
         if (rep.has_phases) rep.reserve_seconds += reserve_seconds;
+        if (const DriverMemoryCalls after = driver_memory_calls(); calls_before.allocs >= 0 && after.allocs >= 0)
+          rep.driver_allocs = after.allocs - calls_before.allocs, rep.driver_frees = after.frees - calls_before.frees;
       } catch (const TurnLost&) {
         return 5;  // the parent is gone or out of step: nothing to reply to
       } catch (const std::exception& e) {

@@ -104,6 +104,36 @@ TEST(WireCasePhases, PhasesRoundTripBesideHostCopiesAndAreAbsentOtherwise) {
   EXPECT_FALSE(decode(both.substr(0, both.size() - 5), &back, &why)) << "a cut phase section was accepted";
 }
 
+// The caching allocator's driver calls a case made (CaseReply::driver_allocs, driver_frees): their
+// own section when counted, with the phases or without; -1 (not counted) after any other reply.
+TEST(WireCasePhases, DriverMemoryCallsRoundTripAndAreUncountedOtherwise) {
+  CaseReply r = sample_reply();
+  const std::string plain = encode(r);
+  r.driver_allocs = 3;
+  r.driver_frees = 2;
+  const std::string counted = encode(r);
+  ASSERT_GT(counted.size(), plain.size());
+  CaseReply back;
+  std::string why;
+  ASSERT_TRUE(decode(counted, &back, &why)) << why;
+  EXPECT_EQ(back.driver_allocs, 3);
+  EXPECT_EQ(back.driver_frees, 2);
+  EXPECT_FALSE(back.has_phases);
+  r.has_phases = true;
+  r.poison_seconds = 0.5;
+  ASSERT_TRUE(decode(encode(r), &back, &why)) << why;
+  EXPECT_EQ(back.driver_allocs, 3);
+  EXPECT_DOUBLE_EQ(back.poison_seconds, 0.5);
+  ASSERT_TRUE(decode(plain, &back, &why)) << why;  // a reused reply forgets them
+  EXPECT_EQ(back.driver_allocs, -1);
+  EXPECT_EQ(back.driver_frees, -1);
+  r.driver_allocs = 0;  // zero calls is a count, sent as one
+  r.driver_frees = 0;
+  ASSERT_TRUE(decode(encode(r), &back, &why)) << why;
+  EXPECT_EQ(back.driver_allocs, 0);
+  EXPECT_EQ(back.driver_frees, 0);
+}
+
 TEST(SandboxPolicyToolIpc, OnlyTheSanitizerChildAddsTheByte) {
   SandboxPolicy p;
   const std::string plain = encode_policy(p);

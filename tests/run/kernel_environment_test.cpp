@@ -37,5 +37,37 @@ TEST(KernelEnvironment, ChildStartsAreTheKernelsOwnSums) {
   EXPECT_NEAR(s["load_total_seconds"].get<double>(), 0.5 + 0.6, 1e-9);
 }
 
+// The CUDA workers' case phases since the kernel began, and the allocator's driver calls of the
+// cases that counted them (a worker on LibTorch before 2.9 sends none): only those cases.
+TEST(KernelEnvironment, DriverMemoryCallsAreSummedOverTheCasesThatCountedThem) {
+  wire::CaseReply earlier;
+  earlier.has_phases = true;
+  earlier.driver_allocs = 50;
+  earlier.driver_frees = 50;
+  add_worker_phases(earlier);  // an earlier kernel's case
+  const GpuCounters before = GpuCounters::now();
+  Launcher launcher(SandboxOptions{});
+  wire::CaseReply uncounted;
+  uncounted.has_phases = true;
+  add_worker_phases(uncounted);
+  nlohmann::json env;
+  add_gpu_usage(&env, before, launcher);
+  ASSERT_TRUE(env.contains("worker_phases")) << env.dump();
+  EXPECT_EQ(env["worker_phases"]["cases"].get<long>(), 1);
+  EXPECT_FALSE(env["worker_phases"].contains("driver_memory")) << "no case counted them: " << env.dump();
+  wire::CaseReply counted;
+  counted.has_phases = true;
+  counted.driver_allocs = 3;
+  counted.driver_frees = 1;
+  add_worker_phases(counted);
+  add_worker_phases(counted);
+  add_gpu_usage(&env, before, launcher);
+  EXPECT_EQ(env["worker_phases"]["cases"].get<long>(), 3);
+  const nlohmann::json& d = env["worker_phases"]["driver_memory"];
+  EXPECT_EQ(d["cases"].get<long>(), 2);
+  EXPECT_EQ(d["allocs"].get<long>(), 6);
+  EXPECT_EQ(d["frees"].get<long>(), 2);
+}
+
 }  // namespace
 }  // namespace gauntlet

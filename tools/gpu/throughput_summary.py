@@ -94,6 +94,11 @@ def main():
               f"outputs to host {1e3 * total['from_device_seconds'] / n:.2f}, inputs read back {1e3 * total['check_seconds'] / n:.2f}; "
               f"whole case {1e3 * total['case_seconds'] / n:.2f}; of the poisoning, the cache released in the turn "
               f"{1e3 * total['poison_release_seconds'] / n:.2f}; outside the turn: poison blocks reserved {1e3 * total['reserve_seconds'] / n:.2f}")
+        counted = [p.get("driver_memory") for p in phases if p.get("driver_memory")]
+        if counted:
+            c = {k: sum(x.get(k, 0) for x in counted) for k in ("cases", "allocs", "frees")}
+            print(f"the caching allocator's driver calls in {c['cases']} counted cases: {c['allocs']} allocations, "
+                  f"{c['frees']} frees ({c['allocs'] / max(1, c['cases']):.2f} and {c['frees'] / max(1, c['cases']):.2f} a case)")
     # One child a kernel (the last CUDA child to load) says where its start went: beside the
     # parent's spawn time a child, which includes waiting for the driver behind other contexts.
     starts = [r.get("environment", {}).get("gpu", {}).get("startup_seconds") for r in reports]

@@ -210,6 +210,10 @@ struct CaseReply {
   double poison_seconds = 0, to_device_seconds = 0, from_device_seconds = 0, check_seconds = 0, case_seconds = 0;
   double reserve_seconds = 0;  // before the turn: the poison blocks' device memory (device_poison.h)
   double poison_release_seconds = 0;  // of poison_seconds: the cache released and taken afresh in the turn
+  // device=cuda, native worker with LibTorch >= 2.9: the caching allocator's calls to the driver
+  // during this case (its reservation, poisoning and calls): device memory taken (cudaMalloc) and
+  // given back (cudaFree). -1: not counted. A tagged trailing section when counted.
+  int64_t driver_allocs = -1, driver_frees = -1;
 };
 
 // Building blocks for messages defined elsewhere (timing.h): kernel arguments, and the end-of-message

@@ -311,6 +311,7 @@ struct WorkerPhaseTotals {
   long cases = 0;
   double poison_seconds = 0, to_device_seconds = 0, kernel_seconds = 0, from_device_seconds = 0;
   double check_seconds = 0, case_seconds = 0, reserve_seconds = 0, poison_release_seconds = 0;
+  long counted_cases = 0, driver_allocs = 0, driver_frees = 0;  // cases whose replies counted them
 };
 void add_worker_phases(const wire::CaseReply& reply);
 WorkerPhaseTotals worker_phase_totals();
