@@ -451,6 +451,8 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # "env:NAME=VALUE" exports one variable for the batch (e.g. env:GAUNTLET_CUDA_PRELOAD=0).
     for poison in ${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}; do
       label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | tr ',=:' '+--')
+      # A variant given twice (A/B/A) gets its own summary, not the first's overwritten.
+      base_label=$label; n=2; while [ -e "$OUT/throughput-$label.md" ]; do label=$base_label-run$n; n=$((n + 1)); done
       unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
       [ -n "${tp_env_name:-}" ] && unset "$tp_env_name"; tp_env_name=
       case $poison in
