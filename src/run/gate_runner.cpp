@@ -10,6 +10,7 @@
 #include "gauntlet/cases/confirm.h"
 #include "gauntlet/cases/contract_scope.h"
 #include "gauntlet/common/interrupt.h"
+#include "gauntlet/common/trace.h"
 
 namespace gauntlet {
 
@@ -134,7 +135,10 @@ GateContext GateRunner::copy_of_base() {
 // measured. False when another lane took the gate while this one waited for the slot.
 bool GateRunner::run_in_slot(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive, GateVerdict* v) {
   GateRun run{names_[i], earlier_failures, make_gate(names_[i]), {}, 0, 0, ""};
+  const int64_t asked_ns = monotonic_ns();
   exclusive ? slots_.acquire_all() : slots_.acquire(gate_start_rank(run.name));
+  const int64_t slot_ns = monotonic_ns();
+  trace::interval("slot_wait", asked_ns, slot_ns, run.name);
   if (options_.claim && !options_.claim(run.name)) {
     exclusive ? slots_.release_all() : slots_.release();
     return false;
@@ -143,6 +147,7 @@ bool GateRunner::run_in_slot(size_t i, const std::vector<std::string>& earlier_f
   rerun_shared_error_alone(run, &exclusive, v);
   confirm_if_needed(run, v);
   exclusive ? slots_.release_all() : slots_.release();
+  trace::interval("gate", slot_ns, monotonic_ns(), run.name);
   settle_scope(*v, run.scoped_in, run.scoped_out);
   record_time(run, v);
   std::lock_guard<std::mutex> lock(report_mu_);

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "gauntlet/common/trace.h"
+
 namespace gauntlet {
 namespace {
 
@@ -44,6 +46,28 @@ void note_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::st
   g_totals.load_in_flight_seconds += double(load_read - load_sent_ns) * 1e-9;
   g_totals.reply_in_flight_seconds += double(reply_read_ns - ready) * 1e-9;
   g_totals.load_total_seconds += double(reply_read_ns - load_sent_ns) * 1e-9;
+}
+
+void trace_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info,
+                       const std::string& detail) {
+  if (!trace::enabled()) return;
+  trace::interval("load", load_sent_ns, reply_read_ns, detail);
+  const size_t object = device_info.find("\"startup_clock_ns\":{");
+  if (object == std::string::npos) return;
+  const size_t close = device_info.find('}', object);
+  if (close == std::string::npos) return;
+  const std::string body = device_info.substr(object, close - object);
+  // Consecutive steps of the child's start, each from its stamp to the next one's.
+  const char* const steps[][2] = {{"init", "child_cuda_init"}, {"context", "child_context"},
+                                  {"context_made", "child_first_poison"}, {"warm", "child_preload"}, {"ready", ""}};
+  int64_t begin = 0;
+  const char* kind = nullptr;
+  for (const auto& step : steps) {
+    int64_t at = 0;
+    if (!integer_after(body, 0, step[0], &at) || at <= 0) return;
+    if (kind && at >= begin && begin >= load_sent_ns && at <= reply_read_ns) trace::interval(kind, begin, at, detail);
+    begin = at, kind = step[1];
+  }
 }
 
 ChildStartTotals child_start_totals() {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 
+#include "gauntlet/common/trace.h"
 #include "gauntlet/sandbox/sandbox.h"
 
 namespace gauntlet {
@@ -65,6 +66,7 @@ GpuTurn::GpuTurn(const std::string& lock_path, TurnNeed need, int slots_while_ov
   int& depth = t_held_turns[path_];
   if (depth++ > 0) return;
   outer_ = true;
+  asked_ns_ = monotonic_ns();
   const auto t0 = std::chrono::steady_clock::now();
   const int slots = std::clamp(slots_while_overrun, 1, kMaxSlots);
   const bool overrun = slots > 1 && overrun_in_progress(path_);  // one probe a turn
@@ -74,8 +76,10 @@ GpuTurn::GpuTurn(const std::string& lock_path, TurnNeed need, int slots_while_ov
     // In slot order, as every whole-device turn: two of them never hold part of the slots each.
     // A case holds one slot and waits for none while holding it, so no cycle can form.
     for (int i = 0; i < kMaxSlots; ++i) slots_[i].lock(slot_path(path_, i), FileLock::Mode::Exclusive);
+    whole_device_ = true;
   }
   granted_ = std::chrono::steady_clock::now();
+  granted_ns_ = monotonic_ns();
   waited_ = seconds_between(t0, granted_);
 }
 
@@ -131,6 +135,12 @@ GpuTurn::~GpuTurn() {
   const double held = overran_ ? held_at_overrun_ : held_seconds();
   release_slots();
   if (overrun_mark_fd_ >= 0) ::close(overrun_mark_fd_);  // closing the description releases the mark
+  if (trace::enabled()) {
+    const std::string what = std::string(whole_device_ ? "device" : "case") + (beside_others_ ? " beside" : "") +
+                              (overran_ ? " overran" : "");
+    trace::interval("turn_wait", asked_ns_, granted_ns_, what);
+    trace::interval("turn", granted_ns_, overran_ ? granted_ns_ + int64_t(held * 1e9) : monotonic_ns(), what);
+  }
   std::lock_guard<std::mutex> lock(g_totals_mu);
   ++g_totals.turns;
   g_totals.overruns += overran_ ? 1 : 0;

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "gauntlet/common/trace.h"
 #include "gauntlet/sandbox/cuda_errors.h"
 #include "gauntlet/sandbox/gpu_turn.h"
 #include "gauntlet/common/interrupt.h"
@@ -316,6 +317,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::unique_ptr<WorkerSession> Launcher::spawn(std::string* error) {
   const auto called = std::chrono::steady_clock::now();
+  struct TraceSpawn {  // the whole spawn as one interval of the timeline (common/trace.h)
+    int64_t begin = monotonic_ns();
+    ~TraceSpawn() { trace::interval("spawn", begin, monotonic_ns()); }
+  } trace_spawn;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   spawn_times_ = SpawnTimes{};
   spawn_times_.lock_wait = seconds_since(called);
@@ -546,6 +551,7 @@ std::unique_ptr<WorkerSession> Launcher::adopt_child(pid_t pid, bool pid_ns, int
   s->capture_fd_ = capture_fd;
   s->timeout_seconds_ = options_.timeout_seconds;
   s->spawn_times_ = spawn_times_;
+  s->started_ns_ = monotonic_ns();
   s->deadline_ms_ = wire::now_ms() + int64_t(options_.timeout_seconds) * 1000;
   return s;
 }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "gauntlet/common/trace.h"
 #include "gauntlet/sandbox/sandbox.h"
 #include "gauntlet/sandbox/cuda_errors.h"
 #include "gauntlet/sandbox/gpu_turn.h"
@@ -90,6 +91,10 @@ Outcome WorkerSession::call(const wire::CaseRequest& request) {
     ~OverrunEnd() { s->end_overrun(); }
   } overrun_end{this};
   std::optional<GpuTurn> turn;
+  struct TraceCall {  // the case's whole round trip, turn wait included (common/trace.h)
+    int64_t begin = monotonic_ns();
+    ~TraceCall() { trace::interval("call", begin, monotonic_ns()); }
+  } trace_call;
   wire::CaseRequest sent = request;  // the tensors are shared, not copied
   sent.turn_handshake = true;
   wire::write_frame(req_fd_, wire::FrameType::Case, wire::encode(sent));

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "gauntlet/common/trace.h"
 #include "gauntlet/sandbox/child_start_clock.h"
 #include "gauntlet/sandbox/cuda_errors.h"
 #include "gauntlet/sandbox/gpu_turn.h"
@@ -239,6 +240,8 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   notes_ = rep.sandbox_notes;
   device_info_ = rep.device_info;
   note_child_start(load_sent_ns, reply_read_ns, device_info_);  // CUDA children stamp their start
+  trace_child_start(load_sent_ns, reply_read_ns, device_info_,
+                    "queues=" + std::to_string(req.hardware_queues) + " " + kernel_.substr(kernel_.rfind('/') + 1));
   if (launcher_ && !device_info_.empty()) {
     std::lock_guard<std::recursive_mutex> lock(launcher_->mu_);
     launcher_->device_info_ = device_info_;
@@ -456,6 +459,7 @@ wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Out
 
 void WorkerSession::finish() {
   if (finished_ || pid_ <= 0) return;
+  trace::interval("session", started_ns_, monotonic_ns(), cuda_ ? "cuda" : "cpu");
   wire::write_frame(req_fd_, wire::FrameType::Bye, "");
   if (req_fd_ >= 0) ::close(req_fd_), req_fd_ = -1;
   if (launcher_) {

@@ -111,10 +111,11 @@ void synchronize_cuda() {
 // while loading: the parent gives a child its GPU turn per request (gpu_turn.h), so what every
 // child pays once overlaps other children's work instead of holding the GPU. Errors are left to
 // the first case, where they are categorized.
-void warm_up_cuda() {
+void warm_up_cuda(int64_t* context_made_ns) {
   try {
     at::Tensor device = at::zeros({256}, at::kFloat).to(at::kCUDA);
     at::Tensor back = device.cpu();
+    *context_made_ns = monotonic_ns();
     // The first poisoning too: it reserves the cache's first segments and loads the byte fill's
     // module (lazy module loading), work every case's turn would otherwise start with.
     poison_cuda_cache(g_poison, 0, 0);
@@ -530,10 +531,13 @@ int serve(const SandboxPolicy& policy) {
   if (!entry) return (send_load_reply(false, "entry '" + load.entry + "' not found in the kernel", "", notes), 4);
   if (g_cuda) {
     const auto init_start = PhaseClock::now();
+    startup.init_ns = monotonic_ns();
     g_device_info = describe_cuda_device();
     startup.cuda_init = seconds_since(init_start);
     const auto context_start = PhaseClock::now();
-    warm_up_cuda();
+    startup.context_ns = monotonic_ns();
+    warm_up_cuda(&startup.context_made_ns);
+    startup.warm_ns = monotonic_ns();
     startup.context = seconds_since(context_start);
     const PreloadResult preload = preload_kernel_functions(handle, so_path);
     startup.preload = preload.seconds, startup.preload_symbols = preload.symbols, startup.preload_kernels = preload.kernels;

@@ -32,13 +32,16 @@ double seconds_since_process_start() {
 
 std::string with_startup_phases(const std::string& device_json, const StartupPhases& p) {
   if (device_json.size() < 2 || device_json.front() != '{' || device_json.back() != '}') return device_json;
-  char buf[512];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "\"startup_seconds\":{\"before_serve\":%.4f,\"load_wait\":%.4f,\"sandbox\":%.4f,\"dlopen\":%.4f,"
                 "\"cuda_init\":%.4f,\"context\":%.4f,\"preload\":%.4f},\"startup_clock_ns\":{\"load_read\":%lld,"
-                "\"ready\":%lld},\"preloaded\":{\"symbols\":%d,\"kernels\":%d}",
+                "\"ready\":%lld,\"init\":%lld,\"context\":%lld,\"context_made\":%lld,\"warm\":%lld},"
+                "\"preloaded\":{\"symbols\":%d,\"kernels\":%d}",
                 p.before_serve, p.load_wait, p.sandbox, p.dlopen, p.cuda_init, p.context, p.preload,
-                static_cast<long long>(p.load_read_ns), static_cast<long long>(p.ready_ns), p.preload_symbols,
+                static_cast<long long>(p.load_read_ns), static_cast<long long>(p.ready_ns),
+                static_cast<long long>(p.init_ns), static_cast<long long>(p.context_ns),
+                static_cast<long long>(p.context_made_ns), static_cast<long long>(p.warm_ns), p.preload_symbols,
                 p.preload_kernels);
   const std::string body = device_json.substr(0, device_json.size() - 1);
   return body + (body.size() > 1 ? "," : "") + buf + "}";

@@ -17,6 +17,10 @@ struct StartupPhases {
   // CLOCK_MONOTONIC (host-wide; children get no time namespace) when the Load frame was read and
   // when the reply was ready: the parent sets its own stamps beside them (child_start_clock.h).
   int64_t load_read_ns = 0, ready_ns = 0;
+  // The same clock at the CUDA start's steps, for the timeline (common/trace.h): CUDA's init began,
+  // the context's creation began, the first copy was back (the context made), the first poisoning
+  // was done. 0 when not reached.
+  int64_t init_ns = 0, context_ns = 0, context_made_ns = 0, warm_ns = 0;
 };
 
 // Seconds since this process started (/proc/self/stat's start time, in clock ticks); -1 when unknown.

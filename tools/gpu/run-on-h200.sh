@@ -389,6 +389,10 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...  (TP_AUDIT=1: throug
     rm -rf "$corpus" && mkdir -p "$corpus"
     for m in "$@"; do cp "$m" "$corpus/"; cp "$(dirname "$m")/$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['source'])" "$m")" "$corpus/"; done
   fi
+  # GPU_TP_TRACE=1: every gauntlet process of the batch writes its timeline (GAUNTLET_TRACE_DIR,
+  # common/trace.h), read into timeline-LABEL.md by trace_timeline.py: which serial resource (the
+  # driver creating contexts, the GPU's turn) was busy when, and what the slots did meanwhile.
+  if [ "${GPU_TP_TRACE:-0}" = 1 ]; then rm -rf "$dir/trace"; mkdir -p "$dir/trace"; export GAUNTLET_TRACE_DIR="$dir/trace"; fi
   local t0; t0=$(date +%s.%N)
   local cpu0; cpu0=$(head -1 /proc/stat)  # the host's CPU time over the batch: is the host the limit?
   if [ "${TP_AUDIT:-0}" = 1 ]; then
@@ -421,6 +425,12 @@ print(f"host CPU over the batch: {(sum(d) - idle) / max(1, sum(d)):.0%} busy of 
 PY
   head -3 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
   tail -1 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
+  if [ -n "${GAUNTLET_TRACE_DIR:-}" ]; then
+    unset GAUNTLET_TRACE_DIR
+    python3 tools/gpu/trace_timeline.py "$dir/trace" > "$OUT/timeline-$label.md" 2>&1
+    grep "serial resources\|while neither" "$OUT/timeline-$label.md" | tee -a "$OUT/steps.log"
+    tar czf "$dir/trace.tgz" -C "$dir" trace && rm -rf "$dir/trace"
+  fi
 }
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).
@@ -450,7 +460,7 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # processes of J gates each: the same children in flight; "audit-lanes": J lanes of one gate each.
     # "env:NAME=VALUE" exports one variable for the batch (e.g. env:GAUNTLET_CUDA_PRELOAD=0).
     for poison in ${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}; do
-      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | tr ',=:' '+--')
+      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | sed 's/,/+/g; s/[=:]/-/g')
       # A variant given twice (A/B/A) gets its own summary, not the first's overwritten.
       base_label=$label; n=2; while [ -e "$OUT/throughput-$label.md" ]; do label=$base_label-run$n; n=$((n + 1)); done
       unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES

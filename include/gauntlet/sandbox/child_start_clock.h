@@ -27,4 +27,10 @@ struct ChildStartTotals {
 void note_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info);
 ChildStartTotals child_start_totals();
 
+// With tracing on (common/trace.h): the parent's load as an interval, and the child's start steps
+// from its stamps (CUDA init, the context's creation, the first poisoning, the preload), each kept
+// only where it falls inside the parent's wait (one clock for both).
+void trace_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info,
+                       const std::string& detail);
+
 }  // namespace gauntlet

@@ -98,7 +98,8 @@ class GpuTurn {
   FileLock slots_[kMaxSlots];  // slot 0 is the lock file itself
   int overrun_mark_fd_ = -1;  // an OFD read lock on `<lock file>.overrun` while overrunning (gpu_turn.cpp)
   double waited_ = 0, held_at_overrun_ = 0;
-  bool outer_ = false, overran_ = false, beside_others_ = false;
+  bool outer_ = false, overran_ = false, beside_others_ = false, whole_device_ = false;
+  int64_t asked_ns_ = 0, granted_ns_ = 0;  // CLOCK_MONOTONIC, for the timeline (common/trace.h)
   std::chrono::steady_clock::time_point granted_;
 };
 

@@ -301,6 +301,7 @@ class WorkerSession {
   bool watch_shared_ = false;       // exchange() in progress: take_gpu_turn notes a shared device
   double timed_run_bound_ = 0;      // >0: a timed run's turn bound, while exchange() serves one
   SpawnTimes spawn_times_;
+  int64_t started_ns_ = 0;          // CLOCK_MONOTONIC when spawned: the session's interval (common/trace.h)
   std::string signature_, notes_, device_info_;
 };
 
