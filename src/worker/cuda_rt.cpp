@@ -162,7 +162,7 @@ bool load_kernel_function(const void* host_stub) {
   // cudaFuncAttributes has grown between releases; this is larger than any of them.
   alignas(16) unsigned char attributes[4096];
   if (api().func_get_attributes(attributes, host_stub) == 0) return true;
-  api().get_last_error();  // "invalid device function" is not sticky; cleared so no later call sees it
+  api().get_last_error();  // not a sticky error; cleared so no later call sees it
   return false;
 }
 

@@ -26,8 +26,9 @@ bool memset_async(void* p, int value, size_t bytes, std::string* error);
 bool device_synchronize(std::string* error);
 
 // Whether `host_stub` is a registered CUDA kernel of this process's runtime, asked through
-// cudaFuncGetAttributes, which loads its module under lazy loading; any other address answers
-// "invalid device function", cleared again. False when the runtime is absent.
+// cudaFuncGetAttributes, which loads its module under lazy loading; any other address answers an
+// error (CUDA 13 on the H100: 400, "invalid resource handle"), cleared again. False when the
+// runtime is absent.
 bool load_kernel_function(const void* host_stub);
 
 struct DeviceInfo {

@@ -12,6 +12,7 @@
 
 #include "gauntlet/build/builder.h"
 #include "gauntlet/sandbox/sandbox.h"
+#include "probe_case.h"
 
 namespace gauntlet {
 namespace {
@@ -34,19 +35,7 @@ std::string probe_child(const BuildResult& built, bool zygote, const std::vector
   SandboxOptions o;
   o.use_zygote = zygote;
   o.extra_env = extra_env;
-  Launcher launcher(o);
-  std::string error;
-  auto s = launcher.spawn(&error);
-  if (!s) return "spawn failed: " + error;
-  Outcome lo = s->load(built.so_path, "forward");
-  if (lo.kind != Outcome::Kind::Ok) return "load failed: " + lo.message;
-  wire::CaseRequest c;
-  c.case_id = 1;
-  wire::Arg a;
-  a.kind = wire::Arg::Kind::Tensor;
-  a.tensor = at::ones({4});
-  c.args.push_back(a);
-  return s->call(c).message;
+  return run_probe_case(o, built.so_path);
 }
 
 TEST(SandboxChildEnvironment, AnExtraSettingReplacesTheOnePassedThrough) {

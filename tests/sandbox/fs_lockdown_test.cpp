@@ -21,6 +21,7 @@
 #include "gauntlet/build/builder.h"
 #include "gauntlet/sandbox/fs_lockdown.h"
 #include "gauntlet/sandbox/sandbox.h"
+#include "probe_case.h"
 
 namespace gauntlet {
 namespace {
@@ -110,23 +111,7 @@ Probe make_probe() {
   return p;
 }
 
-std::string run_probe(const Probe& p, SandboxOptions o, std::string* notes) {
-  Launcher launcher(o);
-  std::string error;
-  auto s = launcher.spawn(&error);
-  if (!s) return "spawn failed: " + error;
-  Outcome lo = s->load(p.built.so_path, "forward");
-  if (lo.kind != Outcome::Kind::Ok) return "load failed: " + lo.message;
-  wire::CaseRequest c;
-  c.case_id = 1;
-  wire::Arg a;
-  a.kind = wire::Arg::Kind::Tensor;
-  a.tensor = at::ones({4});
-  c.args.push_back(a);
-  Outcome out = s->call(c);
-  *notes = s->sandbox_notes();
-  return out.message;
-}
+std::string run_probe(const Probe& p, SandboxOptions o, std::string* notes) { return run_probe_case(o, p.built.so_path, notes); }
 
 void remove_markers(const Probe& p) {
   for (const std::string& d : p.places) unlink((d + "/" + p.name).c_str());
