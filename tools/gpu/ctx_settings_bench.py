@@ -55,6 +55,20 @@ SETTINGS = {
     "LAZY + 1 queue beside a busy GPU": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
                                          "@busy": True},
     "gauntlet (LAZY) beside a busy GPU": {"CUDA_MODULE_LOADING": "LAZY", "@busy": True},
+    # Contexts that stay alive meanwhile (thirty-third session: the timeline showed the driver
+    # creating contexts most of a run's wall, each slower the more children are alive at once).
+    # "@live": (N, queues) holder processes, each with a context of that many hardware queues (0:
+    # the driver's default) and a little device memory, idle through the burst, as children waiting
+    # for their turn or their parent are. If a context's creation costs more beside more live
+    # contexts, fewer children alive at once (not more slots) is what lowers a run's serial cost.
+    "LAZY + 1 queue beside 8 live 1-queue contexts": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                                      "@live": (8, 1)},
+    "LAZY + 1 queue beside 24 live 1-queue contexts": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                                       "@live": (24, 1)},
+    "LAZY + 1 queue beside 8 live default-queue contexts": {"CUDA_MODULE_LOADING": "LAZY",
+                                                            "CUDA_DEVICE_MAX_CONNECTIONS": "1", "@live": (8, 0)},
+    "LAZY + 1 queue beside 24 live default-queue contexts": {"CUDA_MODULE_LOADING": "LAZY",
+                                                             "CUDA_DEVICE_MAX_CONNECTIONS": "1", "@live": (24, 0)},
 }
 
 
@@ -109,7 +123,44 @@ def busy_gpu(ready_w):
         torch.cuda.synchronize()
 
 
+def live_context(ready_w, queues):
+    """Holds a context (and 32 MiB of device memory) idle until killed."""
+    os.environ["CUDA_MODULE_LOADING"] = "LAZY"
+    if queues:
+        os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = str(queues)
+    torch.cuda.init()
+    keep = torch.ones(8 << 20, device="cuda")
+    torch.cuda.synchronize()
+    os.write(ready_w, b"r")
+    while True:
+        time.sleep(3600)
+
+
 def run(n, setting):
+    holders = []
+    if "@live" in setting:
+        count, queues = setting["@live"]
+        ready_r, ready_w = os.pipe()
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                live_context(ready_w, queues)
+                os._exit(0)
+            holders.append(pid)
+        for _ in range(count):
+            os.read(ready_r, 1)
+        os.close(ready_r)
+        os.close(ready_w)
+    try:
+        return run_beside_busy(n, setting)
+    finally:
+        for pid in holders:
+            os.kill(pid, 9)
+        for pid in holders:
+            os.waitpid(pid, 0)
+
+
+def run_beside_busy(n, setting):
     busy = None
     if setting.get("@busy"):
         ready_r, ready_w = os.pipe()
