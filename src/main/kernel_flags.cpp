@@ -9,6 +9,7 @@
 
 #include "gauntlet/common/types.h"
 #include "gauntlet/kernelbench/kernelbench.h"
+#include "gauntlet/sandbox/gpu_start_slots.h"
 #include "gauntlet/sandbox/gpu_turn.h"
 
 namespace gauntlet {
@@ -168,6 +169,15 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
                std::to_string(GpuTurn::kMaxSlots);
     else
       s.gpu_turn_slots_while_overrun = int(n);
+  }
+  if (const char* slots = std::getenv("GAUNTLET_GPU_START_SLOTS"); slots && *slots) {
+    char* end = nullptr;
+    const long n = std::strtol(slots, &end, 10);
+    if (*end != '\0' || n < 0 || n > GpuStartSlot::kMaxSlots)
+      *error = "GAUNTLET_GPU_START_SLOTS='" + std::string(slots) + "': expected how many CUDA children may start at once, " +
+               "0 (no limit) to " + std::to_string(GpuStartSlot::kMaxSlots);
+    else
+      s.gpu_start_slots = int(n);
   }
   if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;

@@ -30,6 +30,7 @@
 #include "gauntlet/common/trace.h"
 #include "gauntlet/sandbox/child_start_clock.h"
 #include "gauntlet/sandbox/cuda_errors.h"
+#include "gauntlet/sandbox/gpu_start_slots.h"
 #include "gauntlet/sandbox/gpu_turn.h"
 #include "gauntlet/common/interrupt.h"
 #include "gauntlet/kernel_abi.h"
@@ -191,6 +192,10 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
                       : cuda_                      ? opt.memory_limit_bytes
                                                    : 0;
   }
+  // A CUDA child starts CUDA once it has read the Load frame: it waits for a start slot first.
+  std::optional<GpuStartSlot> start_slot;
+  if (cuda_ && launcher_ && launcher_->options_.gpu_start_slots > 0)
+    start_slot.emplace(gpu_turn_lock_for(launcher_->options_, true), launcher_->options_.gpu_start_slots);
   wire::write_frame(req_fd_, wire::FrameType::Load, wire::encode(req));
   const int64_t load_sent_ns = monotonic_ns();
   wire::Frame f;
@@ -211,6 +216,7 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   }
   wire::ReadStatus rs = read_reply(&f, &why, &over, &over_limit);
   const int64_t reply_read_ns = monotonic_ns();
+  start_slot.reset();
   if (builds_while_loading && rs == wire::ReadStatus::Ok) {
     timeout_seconds_ = gate_seconds;
     deadline_ms_ = wire::now_ms() + int64_t(gate_seconds) * 1000;

@@ -39,5 +39,20 @@ TEST(GpuTurnSlotsEnv, AGoodValueRuns) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
+TEST(GpuStartSlotsEnv, ABadValueIsOneLineAndExitTwoAndAGoodOneRuns) {
+  for (const char* bad : {"-1", "17", "two"}) {
+    setenv("GAUNTLET_GPU_START_SLOTS", bad, 1);
+    RunResult r = run_gauntlet({"verify", kCorpus + "/controls/relu.json"}, 120);
+    unsetenv("GAUNTLET_GPU_START_SLOTS");
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("GAUNTLET_GPU_START_SLOTS='" + std::string(bad) + "'"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("pass"), std::string::npos) << "a gate ran: " << r.out;
+  }
+  setenv("GAUNTLET_GPU_START_SLOTS", "2", 1);
+  RunResult r = run_gauntlet({"verify", kCorpus + "/controls/relu.json", "--gates", "contract", "--quiet"}, 300);
+  unsetenv("GAUNTLET_GPU_START_SLOTS");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 }  // namespace
 }  // namespace gauntlet::e2e

@@ -78,6 +78,9 @@ struct SandboxOptions {
   // the timing gate's short loop beside an overrun too, 83% with 4 and 97% with 8 (docs/gpu.md,
   // thirty-first session). GAUNTLET_GPU_TURN_SLOTS overrides it (measurements).
   int gpu_turn_slots_while_overrun = 8;
+  // How many CUDA children of the GPU may start CUDA at once, host-wide (gpu_start_slots.h); 0: no
+  // limit. GAUNTLET_GPU_START_SLOTS sets it (measurements, docs/gpu.md, thirty-third session).
+  int gpu_start_slots = 0;
   // Tests (a fake device): CPU children take GPU turns on this lock file as CUDA children do.
   std::string fake_gpu_turn_lock;
 };
