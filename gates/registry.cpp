@@ -1,6 +1,8 @@
 // The one explicit list of gates, in the SPEC's order: the twelve contract gates, then timing.
 #include "gauntlet/cases/gate.h"
 
+#include <cstdlib>
+
 namespace gauntlet {
 
 std::unique_ptr<Gate> make_contract_gate();
@@ -71,10 +73,34 @@ std::unique_ptr<Gate> make_gate(const std::string& name) {
   return nullptr;
 }
 
-uint32_t gate_hardware_queues(const std::string& name) {
+uint32_t gate_hardware_queues(const std::string& name, uint32_t concurrent_queues) {
   for (const GateEntry& g : kGates)
-    if (name == g.name) return g.concurrent_streams ? 0 : 1;
+    if (name == g.name) return g.concurrent_streams ? concurrent_queues : 1;
   return 0;  // unknown: the driver's default, which never hides anything
+}
+
+bool concurrent_gate_queues_from_env(uint32_t* queues, std::string* error) {
+  *queues = 0;
+  const char* v = std::getenv("GAUNTLET_CONCURRENT_GATE_QUEUES");
+  if (!v || !*v) return true;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > 32) {
+    *error = "GAUNTLET_CONCURRENT_GATE_QUEUES='" + std::string(v) +
+             "': expected the determinism and timing children's hardware queues, 1 to 32";
+    return false;
+  }
+  *queues = uint32_t(n);
+  return true;
+}
+
+uint32_t gate_hardware_queues(const std::string& name) {
+  static const uint32_t concurrent = [] {
+    uint32_t q = 0;
+    std::string ignored;  // the command line refuses a bad value before any gate runs
+    return concurrent_gate_queues_from_env(&q, &ignored) ? q : 0u;
+  }();
+  return gate_hardware_queues(name, concurrent);
 }
 
 std::vector<std::unique_ptr<Gate>> all_gates() {

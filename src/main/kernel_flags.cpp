@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "gauntlet/cases/gate.h"
 #include "gauntlet/common/types.h"
 #include "gauntlet/kernelbench/kernelbench.h"
 #include "gauntlet/sandbox/gpu_start_slots.h"
@@ -179,6 +180,7 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
     else
       s.gpu_start_slots = int(n);
   }
+  if (uint32_t queues = 0; !concurrent_gate_queues_from_env(&queues, error)) return s;
   if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;
 }

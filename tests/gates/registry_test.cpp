@@ -1,6 +1,8 @@
 // The gate table (gates/registry.cpp): every gate once, its hardware queues, its place among waiting gates.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <set>
 
 #include "gauntlet/cases/gate.h"
@@ -23,6 +25,32 @@ TEST(GateRegistry, TheTwelveGatesThenTimingEachMadeByItsName) {
 TEST(GateRegistry, OnlyDeterminismAndTimingKeepTheDriversHardwareQueues) {
   for (const std::string& n : gate_names())
     EXPECT_EQ(gate_hardware_queues(n), n == "determinism" || n == "timing" ? 0u : 1u) << n;
+}
+
+// GAUNTLET_CONCURRENT_GATE_QUEUES (a measurement knob) sets the queues of the gates that keep
+// several; the others keep one whatever it says.
+TEST(GateRegistry, TheConcurrentGatesQueuesAreSetTogetherAndTheOthersKeepOne) {
+  for (const std::string& n : gate_names())
+    EXPECT_EQ(gate_hardware_queues(n, 2), n == "determinism" || n == "timing" ? 2u : 1u) << n;
+  EXPECT_EQ(gate_hardware_queues("no-such-gate", 2), 0u);
+}
+
+TEST(GateRegistry, TheConcurrentQueuesSettingIsCheckedWhenGiven) {
+  uint32_t q = 99;
+  std::string error;
+  unsetenv("GAUNTLET_CONCURRENT_GATE_QUEUES");
+  EXPECT_TRUE(concurrent_gate_queues_from_env(&q, &error));
+  EXPECT_EQ(q, 0u);
+  setenv("GAUNTLET_CONCURRENT_GATE_QUEUES", "2", 1);
+  EXPECT_TRUE(concurrent_gate_queues_from_env(&q, &error));
+  EXPECT_EQ(q, 2u);
+  for (const char* bad : {"0", "33", "two", "2x"}) {
+    setenv("GAUNTLET_CONCURRENT_GATE_QUEUES", bad, 1);
+    error.clear();
+    EXPECT_FALSE(concurrent_gate_queues_from_env(&q, &error)) << bad;
+    EXPECT_NE(error.find("GAUNTLET_CONCURRENT_GATE_QUEUES='" + std::string(bad) + "'"), std::string::npos) << error;
+  }
+  unsetenv("GAUNTLET_CONCURRENT_GATE_QUEUES");
 }
 
 // Waiting gates get slots longest first (GateSlots::acquire): each gate its own rank, an unknown

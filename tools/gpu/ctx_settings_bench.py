@@ -65,6 +65,8 @@ SETTINGS = {
                                                       "@live": (8, 1)},
     "LAZY + 1 queue beside 24 live 1-queue contexts": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
                                                        "@live": (24, 1)},
+    "LAZY + 1 queue beside 24 live 2-queue contexts": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                                       "@live": (24, 2)},
     "LAZY + 1 queue beside 8 live default-queue contexts": {"CUDA_MODULE_LOADING": "LAZY",
                                                             "CUDA_DEVICE_MAX_CONNECTIONS": "1", "@live": (8, 0)},
     "LAZY + 1 queue beside 24 live default-queue contexts": {"CUDA_MODULE_LOADING": "LAZY",

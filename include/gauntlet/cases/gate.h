@@ -103,9 +103,15 @@ class Gate {
 std::vector<std::unique_ptr<Gate>> all_gates();
 std::vector<std::string> gate_names();
 std::unique_ptr<Gate> make_gate(const std::string& name);
-// GateContext::cuda_hardware_queues for the gate: 0 (the driver's default) for determinism and
-// timing, whose CUDA children need concurrency between streams; 1 for every other gate.
+// GateContext::cuda_hardware_queues for the gate: `concurrent_queues` (0: the driver's default) for
+// determinism and timing, whose CUDA children need concurrency between streams; 1 for every other.
+uint32_t gate_hardware_queues(const std::string& name, uint32_t concurrent_queues);
+// The same with GAUNTLET_CONCURRENT_GATE_QUEUES (read once; unset or invalid: 0, the driver's
+// default), a measurement knob: a live default-queue context slows every other context's creation
+// (docs/gpu.md, thirty-third session), and fewer queues may keep the streams' concurrency.
 uint32_t gate_hardware_queues(const std::string& name);
+// GAUNTLET_CONCURRENT_GATE_QUEUES as given: 0 when unset; false with *error when not 1 to 32.
+bool concurrent_gate_queues_from_env(uint32_t* queues, std::string* error);
 // Where the gate's slot comes among waiting gates (GateSlots::acquire, lowest first): the gates
 // that take longest start first. Every gate of gate_names() has its own rank.
 int gate_start_rank(const std::string& name);
