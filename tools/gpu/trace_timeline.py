@@ -105,6 +105,12 @@ def analyse(rows):
     r["turns_coverage"] = covered(turns) / wall
     r["both_coverage"] = overlap(contexts, turns) / wall
     r["either_coverage"] = covered(either) / wall
+    # The driver's time a child: the wall while some child created its context or started CUDA,
+    # over the children that did (against the burst's floor a context, a run's serial cost a child).
+    driver = merged(contexts + merged(clip(by_kind.get("child_cuda_init", []))))
+    children = len(by_kind.get("child_context", []))
+    r["driver_coverage"] = covered(driver) / wall
+    r["driver_s_a_child"] = covered(driver) / 1e9 / children if children else 0.0
     # While neither serial resource was busy: what the gate slots held, on average.
     bins = wall // BIN_NS
     idle = [True] * bins
@@ -139,6 +145,18 @@ def analyse(rows):
             s["turn_waits"] += overlap(calls, merged(waits)) / 1e9
             s["parent"] += ((e - b) - covered(merged(starting + calls))) / 1e9
     r["gates"] = {g: dict(v) for g, v in split.items()}
+    # Children alive with their context made (from their load's end to their session's end), by
+    # hardware queues: a live default-queue context makes every new context dearer (docs/gpu.md).
+    alive = defaultdict(float)
+    for items in per_thread.values():
+        loads = [(b, e, d.split()[0] if d else "") for k, b, e, d in items if k == "load"]
+        for k, b, e, _ in items:
+            if k != "session":
+                continue
+            inside = [l for l in loads if b <= l[0] and l[1] <= e]
+            if inside:
+                alive[inside[0][2]] += max(0, e - inside[0][1])
+    r["alive_after_load"] = {q: v / wall for q, v in sorted(alive.items())}
     return r
 
 
@@ -151,6 +169,10 @@ def report(r):
     out += ["", f"the two serial resources: a context being created {pct(r['contexts_coverage'])} of the wall, "
             f"a GPU turn held {pct(r['turns_coverage'])}, both at once {pct(r['both_coverage'])}, "
             f"either {pct(r['either_coverage'])}; neither {r['idle_s']:.2f} s"]
+    out.append(f"the driver (a context or CUDA init in progress) {pct(r['driver_coverage'])} of the wall: "
+               f"{r['driver_s_a_child']:.4f} s a child")
+    out.append("children alive past their load (mean at once), by hardware queues: " +
+               (", ".join(f"{q or 'unknown'} {v:.2f}" for q, v in r["alive_after_load"].items()) or "none"))
     d = r["during_idle"]
     out.append("while neither was busy, on average: " + ", ".join(f"{k} {v:.2f}" for k, v in d.items()))
     out += ["", "| gate | runs | slot s a run | starting (spawn, load) | cases (calls) | of them turn waits | parent alone |",
@@ -167,7 +189,8 @@ def self_test():
     rows = [
         # One gate of 100 ms on thread (1, 11): spawn 0-10, load 10-40, two calls 50-60, 70-90.
         ("gate", 0, 100 * ms, 1, 11, "contract"),
-        ("spawn", 0, 10 * ms, 1, 11, ""), ("load", 10 * ms, 40 * ms, 1, 11, ""),
+        ("spawn", 0, 10 * ms, 1, 11, ""), ("load", 10 * ms, 40 * ms, 1, 11, "queues=1 k.so"),
+        ("session", 0, 95 * ms, 1, 11, "cuda"), ("child_cuda_init", 12 * ms, 15 * ms, 1, 11, ""),
         ("child_context", 15 * ms, 35 * ms, 1, 11, ""),
         ("call", 50 * ms, 60 * ms, 1, 11, ""), ("call", 70 * ms, 90 * ms, 1, 11, ""),
         ("turn_wait", 70 * ms, 75 * ms, 1, 11, ""),
@@ -188,6 +211,9 @@ def self_test():
         (abs(r["gates"]["contract"]["turn_waits"] - 0.005) < 1e-9, "turn wait inside a call"),
         (abs(r["gates"]["contract"]["parent"] - 0.030) < 1e-9, "the rest"),
         (abs(r["during_idle"]["gate"] - 1.0) < 1e-9, "the gate spans every idle bin"),
+        (abs(r["driver_coverage"] - 0.33) < 1e-9, "init 12-15 beside contexts 15-35 and 85-95"),
+        (abs(r["driver_s_a_child"] - 0.0165) < 1e-9, "33 ms over two contexts"),
+        (abs(r["alive_after_load"].get("queues=1", 0) - 0.55) < 1e-9, "alive from 40 to 95 ms"),
     ]
     failed = [name for ok, name in checks if not ok]
     if failed:
