@@ -14,6 +14,9 @@ namespace gauntlet {
 // lock (`<turn lock>.start0` ...): a CUDA child's parent holds one from the Load frame to the load's
 // reply, so at most `slots` of the GPU's children, across every gauntlet process, are starting CUDA.
 // slots <= 0 takes nothing (the default until measured: GAUNTLET_GPU_START_SLOTS, docs/gpu.md).
+// Not bounded yet, one more reason it stays off by default: the child's load includes dlopen of the
+// kernel (its static initializers run there), so a kernel that hangs while loading holds its slot
+// until the gate's timeout, and with K slots K such kernels stop every other child's start.
 class GpuStartSlot {
  public:
   static constexpr int kMaxSlots = 16;
