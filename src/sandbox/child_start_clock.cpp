@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 #include "gauntlet/common/trace.h"
 
@@ -48,26 +49,33 @@ void note_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::st
   g_totals.load_total_seconds += double(reply_read_ns - load_sent_ns) * 1e-9;
 }
 
+std::vector<ChildStartStep> child_start_steps(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info) {
+  std::vector<ChildStartStep> steps;
+  const size_t object = device_info.find("\"startup_clock_ns\":{");
+  if (object == std::string::npos) return steps;
+  const size_t close = device_info.find('}', object);
+  if (close == std::string::npos) return steps;
+  const std::string body = device_info.substr(object, close - object);
+  // Consecutive steps of the child's start, each from its stamp to the next one's.
+  const char* const order[][2] = {{"init", "child_cuda_init"}, {"context", "child_context"},
+                                  {"context_made", "child_first_poison"}, {"warm", "child_preload"}, {"ready", ""}};
+  int64_t begin = 0;
+  const char* kind = nullptr;
+  for (const auto& step : order) {
+    int64_t at = 0;
+    if (!integer_after(body, 0, step[0], &at) || at <= 0) return steps;
+    if (kind && at >= begin && begin >= load_sent_ns && at <= reply_read_ns) steps.push_back({kind, begin, at});
+    begin = at, kind = step[1];
+  }
+  return steps;
+}
+
 void trace_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info,
                        const std::string& detail) {
   if (!trace::enabled()) return;
   trace::interval("load", load_sent_ns, reply_read_ns, detail);
-  const size_t object = device_info.find("\"startup_clock_ns\":{");
-  if (object == std::string::npos) return;
-  const size_t close = device_info.find('}', object);
-  if (close == std::string::npos) return;
-  const std::string body = device_info.substr(object, close - object);
-  // Consecutive steps of the child's start, each from its stamp to the next one's.
-  const char* const steps[][2] = {{"init", "child_cuda_init"}, {"context", "child_context"},
-                                  {"context_made", "child_first_poison"}, {"warm", "child_preload"}, {"ready", ""}};
-  int64_t begin = 0;
-  const char* kind = nullptr;
-  for (const auto& step : steps) {
-    int64_t at = 0;
-    if (!integer_after(body, 0, step[0], &at) || at <= 0) return;
-    if (kind && at >= begin && begin >= load_sent_ns && at <= reply_read_ns) trace::interval(kind, begin, at, detail);
-    begin = at, kind = step[1];
-  }
+  for (const ChildStartStep& s : child_start_steps(load_sent_ns, reply_read_ns, device_info))
+    trace::interval(s.kind, s.begin_ns, s.end_ns, detail);
 }
 
 ChildStartTotals child_start_totals() {

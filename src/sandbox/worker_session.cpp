@@ -193,9 +193,13 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
                                                    : 0;
   }
   // A CUDA child starts CUDA once it has read the Load frame: it waits for a start slot first.
+  // (A fake device's CPU children take start slots as its turns, for tests: gpu_turn_lock_for.)
   std::optional<GpuStartSlot> start_slot;
-  if (cuda_ && launcher_ && launcher_->options_.gpu_start_slots > 0)
-    start_slot.emplace(gpu_turn_lock_for(launcher_->options_, true), launcher_->options_.gpu_start_slots);
+  if (launcher_ && launcher_->options_.gpu_start_slots > 0 && (cuda_ || !launcher_->options_.fake_gpu_turn_lock.empty())) {
+    start_slot.emplace(gpu_turn_lock_for(launcher_->options_, cuda_), launcher_->options_.gpu_start_slots);
+    start_slot_ = &*start_slot;
+    start_slot_release_ms_ = wire::now_ms() + int64_t(launcher_->options_.gpu_start_slot_bound_seconds * 1000);
+  }
   wire::write_frame(req_fd_, wire::FrameType::Load, wire::encode(req));
   const int64_t load_sent_ns = monotonic_ns();
   wire::Frame f;
@@ -216,6 +220,7 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   }
   wire::ReadStatus rs = read_reply(&f, &why, &over, &over_limit);
   const int64_t reply_read_ns = monotonic_ns();
+  start_slot_ = nullptr;
   start_slot.reset();
   if (builds_while_loading && rs == wire::ReadStatus::Ok) {
     timeout_seconds_ = gate_seconds;
@@ -439,10 +444,19 @@ wire::ReadStatus WorkerSession::read_reply(wire::Frame* f, std::string* why, Out
                     "; the process group was killed";
     return true;
   };
-  while (watch || bounded()) {
+  auto slot_held = [&] { return start_slot_ && start_slot_->held(); };
+  while (watch || bounded() || slot_held()) {
     int64_t slice = deadline_ms_ - wire::now_ms();
     if (slice <= 0) break;
     if (watch) slice = std::min<int64_t>(slice, 20);
+    if (slot_held()) {
+      const int64_t to_release = start_slot_release_ms_ - wire::now_ms();
+      if (to_release <= 0) {
+        start_slot_->release();  // a load this slow is not the driver's: the next child may start
+        continue;
+      }
+      slice = std::min(slice, to_release);
+    }
     if (bounded()) {
       const int64_t to_bound = int64_t((bound - turn->held_seconds()) * 1000);
       if (to_bound <= 0) {

@@ -44,5 +44,28 @@ TEST(ChildStartClock, EachChildsIntervalsAreSummedAndForeignClocksDropped) {
   EXPECT_NEAR(after.load_total_seconds - before.load_total_seconds, 0.75, 1e-9);
 }
 
+// The timeline's steps of a CUDA child's start (trace_child_start), from the stamps the worker writes
+// (startup_phases.h): in order, each from its stamp to the next, none outside the parent's wait.
+TEST(ChildStartClock, TheStartStepsRunFromEachStampToTheNext) {
+  const std::string info =
+      R"({"startup_clock_ns":{"load_read":110,"ready":190,"init":120,"context":130,"context_made":160,"warm":170}})";
+  const auto steps = child_start_steps(100, 200, info);
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_STREQ(steps[0].kind, "child_cuda_init");
+  EXPECT_EQ(steps[0].begin_ns, 120);
+  EXPECT_EQ(steps[0].end_ns, 130);
+  EXPECT_STREQ(steps[1].kind, "child_context");
+  EXPECT_EQ(steps[1].end_ns, 160);
+  EXPECT_STREQ(steps[2].kind, "child_first_poison");
+  EXPECT_STREQ(steps[3].kind, "child_preload");
+  EXPECT_EQ(steps[3].begin_ns, 170);
+  EXPECT_EQ(steps[3].end_ns, 190);
+  // Stamps outside the parent's wait are another clock's: dropped.
+  EXPECT_TRUE(child_start_steps(150, 200, info).size() < 4u);
+  // A CPU child (no stamps) or an older worker (no step stamps) has none.
+  EXPECT_TRUE(child_start_steps(100, 200, "{}").empty());
+  EXPECT_TRUE(child_start_steps(100, 200, R"({"startup_clock_ns":{"load_read":110,"ready":190}})").empty());
+}
+
 }  // namespace
 }  // namespace gauntlet

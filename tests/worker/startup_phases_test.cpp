@@ -43,6 +43,15 @@ TEST(StartupPhases, TheStampsTravelAsIntegerNanoseconds) {
   EXPECT_DOUBLE_EQ(j.at("startup_seconds").at("load_wait").get<double>(), 0.003);
   EXPECT_EQ(j.at("startup_clock_ns").at("load_read").get<int64_t>(), 123456789012345);
   EXPECT_EQ(j.at("startup_clock_ns").at("ready").get<int64_t>(), 123456999012345);
+  // The CUDA start's steps (the timeline's child_* intervals); 0 where not reached.
+  EXPECT_EQ(j.at("startup_clock_ns").at("init").get<int64_t>(), 0);
+  p.init_ns = 123456800000000, p.context_ns = 123456810000000, p.context_made_ns = 123456900000000;
+  p.warm_ns = 123456950000000;
+  const nlohmann::json k = nlohmann::json::parse(with_startup_phases("{}", p));
+  EXPECT_EQ(k.at("startup_clock_ns").at("init").get<int64_t>(), 123456800000000);
+  EXPECT_EQ(k.at("startup_clock_ns").at("context").get<int64_t>(), 123456810000000);
+  EXPECT_EQ(k.at("startup_clock_ns").at("context_made").get<int64_t>(), 123456900000000);
+  EXPECT_EQ(k.at("startup_clock_ns").at("warm").get<int64_t>(), 123456950000000);
 }
 
 TEST(StartupPhases, ADescriptionThatIsNotAnObjectIsLeftAlone) {

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gauntlet/common/monotonic_clock.h"  // monotonic_ns: the clock both sides stamp with
 
@@ -26,6 +27,15 @@ struct ChildStartTotals {
 // carries the child's; stamps out of order (a clock the two do not share) are dropped. Thread-safe.
 void note_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info);
 ChildStartTotals child_start_totals();
+
+// The child's start steps from its stamps, in order: child_cuda_init, child_context (to the first
+// copy back), child_first_poison, child_preload; each kept only where it falls inside the parent's
+// wait (one clock for both). Empty for a CPU child or an older worker.
+struct ChildStartStep {
+  const char* kind;
+  int64_t begin_ns, end_ns;
+};
+std::vector<ChildStartStep> child_start_steps(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info);
 
 // With tracing on (common/trace.h): the parent's load as an interval, and the child's start steps
 // from its stamps (CUDA init, the context's creation, the first poisoning, the preload), each kept

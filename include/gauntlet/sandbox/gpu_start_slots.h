@@ -14,9 +14,9 @@ namespace gauntlet {
 // lock (`<turn lock>.start0` ...): a CUDA child's parent holds one from the Load frame to the load's
 // reply, so at most `slots` of the GPU's children, across every gauntlet process, are starting CUDA.
 // slots <= 0 takes nothing (the default until measured: GAUNTLET_GPU_START_SLOTS, docs/gpu.md).
-// Not bounded yet, one more reason it stays off by default: the child's load includes dlopen of the
-// kernel (its static initializers run there), so a kernel that hangs while loading holds its slot
-// until the gate's timeout, and with K slots K such kernels stop every other child's start.
+// A parent gives its slot up once the load has taken SandboxOptions::gpu_start_slot_bound_seconds:
+// the load includes dlopen of the kernel (its static initializers run there), and a kernel that
+// hangs while loading must not stop every other child's start until its timeout.
 class GpuStartSlot {
  public:
   static constexpr int kMaxSlots = 16;
@@ -25,6 +25,7 @@ class GpuStartSlot {
   GpuStartSlot& operator=(const GpuStartSlot&) = delete;
   ~GpuStartSlot() = default;  // the FileLock lets go
   bool held() const { return lock_.held(); }
+  void release() { lock_.unlock(), slot_ = -1; }
   int slot() const { return slot_; }   // which one is held; -1: none
   double waited_seconds() const { return waited_; }
 

@@ -18,6 +18,8 @@
 
 namespace gauntlet {
 
+class GpuStartSlot;  // gpu_start_slots.h
+
 struct SandboxOptions {
   int timeout_seconds = 60;                        // wall clock per request (case) to a gate process (--timeout)
   // A Python module builds while it loads (load_inline runs ninja and nvcc, Triton compiles):
@@ -81,6 +83,9 @@ struct SandboxOptions {
   // How many CUDA children of the GPU may start CUDA at once, host-wide (gpu_start_slots.h); 0: no
   // limit. GAUNTLET_GPU_START_SLOTS sets it (measurements, docs/gpu.md, thirty-third session).
   int gpu_start_slots = 0;
+  // A load holding a start slot longer than this gives it up (gpu_start_slots.h): a context takes
+  // 0.1-0.3 s to make with few starting at once (H100, thirty-third session), a hung load forever.
+  double gpu_start_slot_bound_seconds = 3.0;
   // Tests (a fake device): CPU children take GPU turns on this lock file as CUDA children do.
   std::string fake_gpu_turn_lock;
 };
@@ -305,6 +310,8 @@ class WorkerSession {
   double timed_run_bound_ = 0;      // >0: a timed run's turn bound, while exchange() serves one
   SpawnTimes spawn_times_;
   int64_t started_ns_ = 0;          // CLOCK_MONOTONIC when spawned: the session's interval (common/trace.h)
+  GpuStartSlot* start_slot_ = nullptr;  // held during load(): read_reply gives it up at its bound
+  int64_t start_slot_release_ms_ = 0;
   std::string signature_, notes_, device_info_;
 };
 
