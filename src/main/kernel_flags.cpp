@@ -147,6 +147,21 @@ std::string replay_dir_problem(const std::string& dir, const std::string& flag) 
   return "";
 }
 
+namespace {
+// An integer setting from the environment: *out when `name` holds one in [lo, hi]; a one-line
+// *error naming it and what was expected when it holds anything else; nothing when unset.
+void env_count(const char* name, long lo, long hi, const std::string& expected, int* out, std::string* error) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < lo || n > hi)
+    *error = std::string(name) + "='" + v + "': expected " + expected;
+  else
+    *out = int(n);
+}
+}  // namespace
+
 SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   SandboxOptions s;
   s.timeout_seconds = f.timeout;
@@ -161,25 +176,12 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   s.reference_threads = f.oracle_threads;
   s.module_load_seconds = f.build_timeout;
   s.gpu_turn_bound_seconds = f.gpu_turn_bound;
-  // A measurement knob, not a flag (docs/gpu.md): how many cases share the GPU beside a spinner.
-  if (const char* slots = std::getenv("GAUNTLET_GPU_TURN_SLOTS"); slots && *slots) {
-    char* end = nullptr;
-    const long n = std::strtol(slots, &end, 10);
-    if (*end != '\0' || n < 1 || n > GpuTurn::kMaxSlots)
-      *error = "GAUNTLET_GPU_TURN_SLOTS='" + std::string(slots) + "': expected a number of turn slots from 1 to " +
-               std::to_string(GpuTurn::kMaxSlots);
-    else
-      s.gpu_turn_slots_while_overrun = int(n);
-  }
-  if (const char* slots = std::getenv("GAUNTLET_GPU_START_SLOTS"); slots && *slots) {
-    char* end = nullptr;
-    const long n = std::strtol(slots, &end, 10);
-    if (*end != '\0' || n < 0 || n > GpuStartSlot::kMaxSlots)
-      *error = "GAUNTLET_GPU_START_SLOTS='" + std::string(slots) + "': expected how many CUDA children may start at once, " +
-               "0 (no limit) to " + std::to_string(GpuStartSlot::kMaxSlots);
-    else
-      s.gpu_start_slots = int(n);
-  }
+  // Measurement knobs, not flags (docs/gpu.md): how many cases share the GPU beside a spinner, how
+  // many CUDA children may start CUDA at once.
+  env_count("GAUNTLET_GPU_TURN_SLOTS", 1, GpuTurn::kMaxSlots, "a number of turn slots from 1 to " +
+            std::to_string(GpuTurn::kMaxSlots), &s.gpu_turn_slots_while_overrun, error);
+  env_count("GAUNTLET_GPU_START_SLOTS", 0, GpuStartSlot::kMaxSlots, "how many CUDA children may start at once, "
+            "0 (no limit) to " + std::to_string(GpuStartSlot::kMaxSlots), &s.gpu_start_slots, error);
   if (uint32_t queues = 0; !concurrent_gate_queues_from_env(&queues, error)) return s;
   if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;

@@ -25,14 +25,18 @@ bool integer_after(const std::string& text, size_t from, const std::string& key,
   return true;
 }
 
+// The body of the description's "startup_clock_ns" object (the worker's stamps); empty when absent.
+std::string clock_object(const std::string& device_info) {
+  const size_t object = device_info.find("\"startup_clock_ns\":{");
+  if (object == std::string::npos) return "";
+  const size_t close = device_info.find('}', object);
+  return close == std::string::npos ? "" : device_info.substr(object, close - object);
+}
+
 }  // namespace
 
 bool child_start_stamps(const std::string& device_info, int64_t* load_read_ns, int64_t* ready_ns) {
-  const size_t object = device_info.find("\"startup_clock_ns\":{");
-  if (object == std::string::npos) return false;
-  const size_t close = device_info.find('}', object);
-  if (close == std::string::npos) return false;
-  const std::string body = device_info.substr(object, close - object);
+  const std::string body = clock_object(device_info);
   return integer_after(body, 0, "load_read", load_read_ns) && integer_after(body, 0, "ready", ready_ns) &&
          *load_read_ns > 0 && *ready_ns >= *load_read_ns;
 }
@@ -51,11 +55,7 @@ void note_child_start(int64_t load_sent_ns, int64_t reply_read_ns, const std::st
 
 std::vector<ChildStartStep> child_start_steps(int64_t load_sent_ns, int64_t reply_read_ns, const std::string& device_info) {
   std::vector<ChildStartStep> steps;
-  const size_t object = device_info.find("\"startup_clock_ns\":{");
-  if (object == std::string::npos) return steps;
-  const size_t close = device_info.find('}', object);
-  if (close == std::string::npos) return steps;
-  const std::string body = device_info.substr(object, close - object);
+  const std::string body = clock_object(device_info);
   // Consecutive steps of the child's start, each from its stamp to the next one's.
   const char* const order[][2] = {{"init", "child_cuda_init"}, {"context", "child_context"},
                                   {"context_made", "child_first_poison"}, {"warm", "child_preload"}, {"ready", ""}};

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "gauntlet/common/trace.h"
 
@@ -25,7 +24,6 @@ GpuStartSlot::GpuStartSlot(const std::string& turn_lock_path, int slots) {
     ::close(fd);
   }
   const int64_t asked = monotonic_ns();
-  const auto t0 = std::chrono::steady_clock::now();
   const auto try_every_slot = [&] {
     for (int i = 0; i < slots && slot_ < 0; ++i)
       if (lock_.try_lock(gpu_start_slot_path(turn_lock_path, i), FileLock::Mode::Exclusive)) slot_ = i;
@@ -39,7 +37,6 @@ GpuStartSlot::GpuStartSlot(const std::string& turn_lock_path, int slots) {
     FileLock line(turn_lock_path + ".startq", FileLock::Mode::Exclusive);
     while (!try_every_slot()) usleep(500);
   }
-  waited_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   trace::interval("start_slot_wait", asked, monotonic_ns(), std::to_string(slot_));
 }
 

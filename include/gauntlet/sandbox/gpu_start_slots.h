@@ -1,7 +1,6 @@
 // At most K CUDA children of one GPU start CUDA at once, host-wide: the rest wait in gauntlet, not in the driver.
 #pragma once
 #include <string>
-#include <vector>
 
 #include "gauntlet/sandbox/file_lock.h"
 
@@ -27,12 +26,10 @@ class GpuStartSlot {
   bool held() const { return lock_.held(); }
   void release() { lock_.unlock(), slot_ = -1; }
   int slot() const { return slot_; }   // which one is held; -1: none
-  double waited_seconds() const { return waited_; }
 
  private:
   FileLock lock_;
   int slot_ = -1;
-  double waited_ = 0;
 };
 
 std::string gpu_start_slot_path(const std::string& turn_lock_path, int slot);
