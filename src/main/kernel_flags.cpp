@@ -10,7 +10,7 @@
 #include "gauntlet/cases/gate.h"
 #include "gauntlet/common/types.h"
 #include "gauntlet/kernelbench/kernelbench.h"
-#include "gauntlet/sandbox/gpu_start_slots.h"
+#include "gauntlet/sandbox/gpu_slots.h"
 #include "gauntlet/sandbox/gpu_turn.h"
 
 namespace gauntlet {
@@ -148,6 +148,9 @@ std::string replay_dir_problem(const std::string& dir, const std::string& flag) 
 }
 
 namespace {
+// More than this many contexts starting at once is what start slots exist to prevent.
+constexpr int kMaxStartSlots = 16;
+
 // An integer setting from the environment: *out when `name` holds one in [lo, hi]; a one-line
 // *error naming it and what was expected when it holds anything else; nothing when unset.
 void env_count(const char* name, long lo, long hi, const std::string& expected, int* out, std::string* error) {
@@ -180,8 +183,10 @@ SandboxOptions sandbox_from(const VerifyFlags& f, std::string* error) {
   // many CUDA children may start CUDA at once.
   env_count("GAUNTLET_GPU_TURN_SLOTS", 1, GpuTurn::kMaxSlots, "a number of turn slots from 1 to " +
             std::to_string(GpuTurn::kMaxSlots), &s.gpu_turn_slots_while_overrun, error);
-  env_count("GAUNTLET_GPU_START_SLOTS", 0, GpuStartSlot::kMaxSlots, "how many CUDA children may start at once, "
-            "0 (no limit) to " + std::to_string(GpuStartSlot::kMaxSlots), &s.gpu_start_slots, error);
+  env_count("GAUNTLET_GPU_START_SLOTS", 0, kMaxStartSlots, "how many CUDA children may start at once, "
+            "0 (no limit) to " + std::to_string(kMaxStartSlots), &s.gpu_start_slots, error);
+  env_count("GAUNTLET_GPU_GATE_SLOTS", 0, GpuSlot::kMaxSlots, "how many CUDA gates of the GPU may run at once, "
+            "0 (each process's own --gpu-jobs) to " + std::to_string(GpuSlot::kMaxSlots), &s.gpu_gate_slots, error);
   if (uint32_t queues = 0; !concurrent_gate_queues_from_env(&queues, error)) return s;
   if (f.gpu < 0) *error = "--gpu must be a GPU index, 0 or more";
   return s;

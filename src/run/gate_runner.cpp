@@ -11,6 +11,8 @@
 #include "gauntlet/cases/contract_scope.h"
 #include "gauntlet/common/interrupt.h"
 #include "gauntlet/common/trace.h"
+#include "gauntlet/sandbox/gpu_slots.h"
+#include "gauntlet/sandbox/gpu_turn.h"
 
 namespace gauntlet {
 
@@ -155,9 +157,22 @@ bool GateRunner::run_in_slot(size_t i, const std::vector<std::string>& earlier_f
   return true;
 }
 
+// A CUDA gate's GPU gate slot (gpu_slots.h), for one run of the gate: taken only once the gate
+// holds its own slot here, and let go before it waits for any other, so that no two gates can
+// each hold what the other waits for. Nothing when the cap is off or the kernel is on the CPU
+// (a fake device's CPU children take them as CUDA children do, for tests).
+std::unique_ptr<GpuSlot> GateRunner::gpu_gate_slot() const {
+  const SandboxOptions& o = base_.launcher.options();
+  if (o.gpu_gate_slots <= 0) return nullptr;
+  const std::string lock = gpu_turn_lock_for(o, cuda_);
+  if (lock.empty()) return nullptr;
+  return std::make_unique<GpuSlot>(lock, GpuSlot::kGate, o.gpu_gate_slots);
+}
+
 // One run of the whole gate inside the audit lane's gate section (left on every way out, a
 // harness exception included).
 GateVerdict GateRunner::run_in_section(GateRun& run) {
+  const std::unique_ptr<GpuSlot> gpu_slot = gpu_gate_slot();
   struct Section {
     const std::function<void(bool)>& hook;
     explicit Section(const std::function<void(bool)>& h) : hook(h) { if (hook) hook(true); }
@@ -208,6 +223,7 @@ void GateRunner::confirm_if_needed(GateRun& run, GateVerdict* v) {
     const bool has_case = deciding_case(*v, &decider);
     *v = confirm_failure(*v, [&] {
       if (!has_case) return run_in_section(run);  // no recorded case: the whole gate, once more
+      const std::unique_ptr<GpuSlot> gpu_slot = gpu_gate_slot();
       GateContext ctx = copy_of_base();
       ctx.cuda_hardware_queues = gate_hardware_queues(run.name);
       return run.gate->check_one(ctx, decider);

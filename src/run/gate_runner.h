@@ -11,6 +11,8 @@
 
 namespace gauntlet {
 
+class GpuSlot;  // gauntlet/sandbox/gpu_slots.h
+
 // Why no gate of a kernel can run (its build failed, its contract is unknown, its dtypes leave
 // nothing); empty when they can.
 struct Unrunnable {
@@ -36,6 +38,7 @@ class GateRunner {
   GateVerdict verdict_without_running(const std::string& name) const;
   bool run_in_slot(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive, GateVerdict* v);
   GateVerdict run_in_section(GateRun& run);
+  std::unique_ptr<GpuSlot> gpu_gate_slot() const;
   void rerun_shared_error_alone(GateRun& run, bool* exclusive, GateVerdict* v);
   void confirm_if_needed(GateRun& run, GateVerdict* v);
   void record_time(const GateRun& run, GateVerdict* v) const;

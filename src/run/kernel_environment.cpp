@@ -47,7 +47,8 @@ void add_gpu_usage(nlohmann::json* environment, const GpuCounters& before, const
            {"beside_others", t.beside_others - b.beside_others},
            {"bound_seconds", launcher.options().gpu_turn_bound_seconds},
            {"slots_while_overrun", launcher.options().gpu_turn_slots_while_overrun},
-           {"start_slots", launcher.options().gpu_start_slots}};
+           {"start_slots", launcher.options().gpu_start_slots},
+           {"gate_slots", launcher.options().gpu_gate_slots}};
   nlohmann::json by_length = nlohmann::json::array();
   for (int i = 0; i < GpuTurn::kHeldSlots; ++i) {
     const long n = t.turns_by_length[i] - b.turns_by_length[i];

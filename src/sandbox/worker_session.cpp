@@ -30,7 +30,7 @@
 #include "gauntlet/common/trace.h"
 #include "gauntlet/sandbox/child_start_clock.h"
 #include "gauntlet/sandbox/cuda_errors.h"
-#include "gauntlet/sandbox/gpu_start_slots.h"
+#include "gauntlet/sandbox/gpu_slots.h"
 #include "gauntlet/sandbox/gpu_turn.h"
 #include "gauntlet/common/interrupt.h"
 #include "gauntlet/kernel_abi.h"
@@ -194,9 +194,9 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
   }
   // A CUDA child starts CUDA once it has read the Load frame: it waits for a start slot first.
   // (A fake device's CPU children take start slots as its turns, for tests: gpu_turn_lock_for.)
-  std::optional<GpuStartSlot> start_slot;
+  std::optional<GpuSlot> start_slot;
   if (launcher_ && launcher_->options_.gpu_start_slots > 0 && (cuda_ || !launcher_->options_.fake_gpu_turn_lock.empty())) {
-    start_slot.emplace(gpu_turn_lock_for(launcher_->options_, cuda_), launcher_->options_.gpu_start_slots);
+    start_slot.emplace(gpu_turn_lock_for(launcher_->options_, cuda_), GpuSlot::kStart, launcher_->options_.gpu_start_slots);
     start_slot_ = &*start_slot;
     start_slot_release_ms_ = wire::now_ms() + int64_t(launcher_->options_.gpu_start_slot_bound_seconds * 1000);
   }

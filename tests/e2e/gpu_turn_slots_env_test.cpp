@@ -39,19 +39,29 @@ TEST(GpuTurnSlotsEnv, AGoodValueRuns) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
-TEST(GpuStartSlotsEnv, ABadValueIsOneLineAndExitTwoAndAGoodOneRuns) {
-  for (const char* bad : {"-1", "17", "two"}) {
-    setenv("GAUNTLET_GPU_START_SLOTS", bad, 1);
+// The two host-wide slot counts (gpu_slots.h): start slots 0-16, gate slots 0-64.
+void bad_values_are_one_line_and_exit_two_and_a_good_one_runs(const char* name, std::vector<const char*> bad_values,
+                                                                const char* good) {
+  for (const char* bad : bad_values) {
+    setenv(name, bad, 1);
     RunResult r = run_gauntlet({"verify", kCorpus + "/controls/relu.json"}, 120);
-    unsetenv("GAUNTLET_GPU_START_SLOTS");
-    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out << r.err;
-    EXPECT_NE(r.err.find("GAUNTLET_GPU_START_SLOTS='" + std::string(bad) + "'"), std::string::npos) << r.err;
+    unsetenv(name);
+    EXPECT_EQ(r.exit_code, 2) << name << "=" << bad << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(std::string(name) + "='" + bad + "'"), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("pass"), std::string::npos) << "a gate ran: " << r.out;
   }
-  setenv("GAUNTLET_GPU_START_SLOTS", "2", 1);
+  setenv(name, good, 1);
   RunResult r = run_gauntlet({"verify", kCorpus + "/controls/relu.json", "--gates", "contract", "--quiet"}, 300);
-  unsetenv("GAUNTLET_GPU_START_SLOTS");
+  unsetenv(name);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(GpuStartSlotsEnv, ABadValueIsOneLineAndExitTwoAndAGoodOneRuns) {
+  bad_values_are_one_line_and_exit_two_and_a_good_one_runs("GAUNTLET_GPU_START_SLOTS", {"-1", "17", "two"}, "2");
+}
+
+TEST(GpuGateSlotsEnv, ABadValueIsOneLineAndExitTwoAndAGoodOneRuns) {
+  bad_values_are_one_line_and_exit_two_and_a_good_one_runs("GAUNTLET_GPU_GATE_SLOTS", {"-1", "65", "16 "}, "16");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// A load under start slots (gpu_start_slots.h), on a fake device (CPU children take its slots as
+// A load under start slots (gpu_slots.h), on a fake device (CPU children take its slots as
 // CUDA children do): a load waits while every slot is held, and a load that hangs (its kernel's
 // static initializer sleeps) gives its slot up at the bound instead of at its timeout.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "gauntlet/build/builder.h"
-#include "gauntlet/sandbox/gpu_start_slots.h"
+#include "gauntlet/sandbox/gpu_slots.h"
 #include "gauntlet/sandbox/sandbox.h"
 
 namespace gauntlet {
@@ -67,7 +67,7 @@ TEST(GpuStartSlotLoad, ALoadWaitsWhileEverySlotIsHeld) {
   const Built& k = built_kernels();
   ASSERT_TRUE(k.quick.ok) << k.quick.error;
   const std::string lock = k.dir + "/wait.lock";
-  auto held = std::make_unique<GpuStartSlot>(lock, 1);
+  auto held = std::make_unique<GpuSlot>(lock, GpuSlot::kStart, 1);
   ASSERT_TRUE(held->held());
   Launcher launcher(fake_device(lock, 60));
   std::string error;

@@ -440,8 +440,14 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor.md")
     stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once"
   fi
-  for config in ${GPU_TP_CONFIGS:-1x1 4x3 8x2 12x1}; do
-    stamp "throughput: $config"
+  # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),
+  # instead of GPU_TP_VARIANTS for it; an env: variant may set several variables, comma-separated
+  # ("env:GAUNTLET_GPU_GATE_SLOTS=16,GAUNTLET_GPU_START_SLOTS=3").
+  for config_spec in ${GPU_TP_CONFIGS:-1x1 4x3 8x2 12x1}; do
+    config=${config_spec%%/*}
+    config_variants=${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}
+    [ "$config_spec" = "$config" ] || config_variants=$(echo "${config_spec#*/}" | tr / ' ')
+    stamp "throughput: $config ($config_variants)"
     seeds=${GPU_TP_SEEDS:-1 2 3 4}
     [ "$config" = 1x1 ] && seeds=${GPU_TP_BASELINE_SEEDS:-1}
     # GPU_TP_KERNELS: which controls (names in corpus/controls_cuda, default all of them; the
@@ -459,23 +465,23 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # lane, J gates of its kernel at once, one launcher for all its kernels), instead of P `verify`
     # processes of J gates each: the same children in flight; "audit-lanes": J lanes of one gate each.
     # "env:NAME=VALUE" exports one variable for the batch (e.g. env:GAUNTLET_CUDA_PRELOAD=0).
-    for poison in ${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}; do
-      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | sed 's/,/+/g; s/[=:]/-/g')
+    for poison in $config_variants; do
+      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | sed 's/GAUNTLET_//g; s/,/./g; s/[=:]/-/g')
       # A variant given twice (A/B/A) gets its own summary, not the first's overwritten.
       base_label=$label; n=2; while [ -e "$OUT/throughput-$label.md" ]; do label=$base_label-run$n; n=$((n + 1)); done
       unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
-      [ -n "${tp_env_name:-}" ] && unset "$tp_env_name"; tp_env_name=
+      [ -n "${tp_env_names:-}" ] && unset $tp_env_names; tp_env_names=
       case $poison in
         audit) export TP_AUDIT=1 ;;
         audit-lanes) export TP_AUDIT=1 TP_AUDIT_LANES=1 ;;
         blocks) export GAUNTLET_CUDA_POISON=blocks ;;
         slack*) export GAUNTLET_CUDA_POISON_SLACK_MIB=${poison#slack} ;;
         ns=*) export GAUNTLET_NAMESPACES=${poison#ns=} ;;
-        env:*=*) tp_env_name=${poison#env:}; tp_env_name=${tp_env_name%%=*}; export "${poison#env:}" ;;
+        env:*=*) for kv in $(echo "${poison#env:}" | tr , ' '); do tp_env_names="$tp_env_names ${kv%%=*}"; export "$kv"; done ;;
       esac
       tp_batch "$label" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
     done
-    [ -n "${tp_env_name:-}" ] && unset "$tp_env_name"; tp_env_name=
+    [ -n "${tp_env_names:-}" ] && unset $tp_env_names; tp_env_names=
     unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
   done
 fi

@@ -18,7 +18,7 @@
 
 namespace gauntlet {
 
-class GpuStartSlot;  // gpu_start_slots.h
+class GpuSlot;  // gpu_slots.h
 
 struct SandboxOptions {
   int timeout_seconds = 60;                        // wall clock per request (case) to a gate process (--timeout)
@@ -80,10 +80,14 @@ struct SandboxOptions {
   // the timing gate's short loop beside an overrun too, 83% with 4 and 97% with 8 (docs/gpu.md,
   // thirty-first session). GAUNTLET_GPU_TURN_SLOTS overrides it (measurements).
   int gpu_turn_slots_while_overrun = 8;
-  // How many CUDA children of the GPU may start CUDA at once, host-wide (gpu_start_slots.h); 0: no
+  // How many CUDA children of the GPU may start CUDA at once, host-wide (gpu_slots.h); 0: no
   // limit. GAUNTLET_GPU_START_SLOTS sets it (measurements, docs/gpu.md, thirty-third session).
   int gpu_start_slots = 0;
-  // A load holding a start slot longer than this gives it up (gpu_start_slots.h): a context takes
+  // How many CUDA gates of the GPU may run at once, host-wide, over every gauntlet process
+  // (gpu_slots.h, GpuSlot::kGate); 0: no cap beyond each process's own --gpu-jobs.
+  // GAUNTLET_GPU_GATE_SLOTS sets it (measurements, docs/gpu.md, thirty-fourth session).
+  int gpu_gate_slots = 0;
+  // A load holding a start slot longer than this gives it up (gpu_slots.h): a context takes
   // 0.1-0.3 s to make with few starting at once (H100, thirty-third session), a hung load forever.
   double gpu_start_slot_bound_seconds = 3.0;
   // Tests (a fake device): CPU children take GPU turns on this lock file as CUDA children do.
@@ -310,7 +314,7 @@ class WorkerSession {
   double timed_run_bound_ = 0;      // >0: a timed run's turn bound, while exchange() serves one
   SpawnTimes spawn_times_;
   int64_t started_ns_ = 0;          // CLOCK_MONOTONIC when spawned: the session's interval (common/trace.h)
-  GpuStartSlot* start_slot_ = nullptr;  // held during load(): read_reply gives it up at its bound
+  GpuSlot* start_slot_ = nullptr;  // held during load(): read_reply gives it up at its bound
   int64_t start_slot_release_ms_ = 0;
   std::string signature_, notes_, device_info_;
 };

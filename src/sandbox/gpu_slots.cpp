@@ -1,5 +1,5 @@
-// At most K CUDA children of one GPU start CUDA at once (include/gauntlet/sandbox/gpu_start_slots.h).
-#include "gauntlet/sandbox/gpu_start_slots.h"
+// Host-wide slots of one GPU, by kind (include/gauntlet/sandbox/gpu_slots.h).
+#include "gauntlet/sandbox/gpu_slots.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,23 +10,23 @@
 
 namespace gauntlet {
 
-std::string gpu_start_slot_path(const std::string& turn_lock_path, int slot) {
-  return turn_lock_path + ".start" + std::to_string(slot);
+std::string gpu_slot_path(const std::string& turn_lock_path, const char* kind, int slot) {
+  return turn_lock_path + "." + kind + std::to_string(slot);
 }
 
-GpuStartSlot::GpuStartSlot(const std::string& turn_lock_path, int slots) {
+GpuSlot::GpuSlot(const std::string& turn_lock_path, const char* kind, int slots) {
   if (slots <= 0 || turn_lock_path.empty()) return;
   slots = std::min(slots, kMaxSlots);
-  // Slot files that cannot be made leave the start unlimited rather than waiting forever.
+  // Slot files that cannot be made leave the GPU unlimited rather than waiting forever.
   for (int i = 0; i < slots; ++i) {
-    const int fd = ::open(gpu_start_slot_path(turn_lock_path, i).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    const int fd = ::open(gpu_slot_path(turn_lock_path, kind, i).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0) return;
     ::close(fd);
   }
   const int64_t asked = monotonic_ns();
   const auto try_every_slot = [&] {
     for (int i = 0; i < slots && slot_ < 0; ++i)
-      if (lock_.try_lock(gpu_start_slot_path(turn_lock_path, i), FileLock::Mode::Exclusive)) slot_ = i;
+      if (lock_.try_lock(gpu_slot_path(turn_lock_path, kind, i), FileLock::Mode::Exclusive)) slot_ = i;
     return slot_ >= 0;
   };
   if (!try_every_slot()) {
@@ -34,10 +34,10 @@ GpuStartSlot::GpuStartSlot(const std::string& turn_lock_path, int slots) {
     // could wait out a long holder while another slot frees: the waiters line up on a queue lock
     // instead, and only the first in line polls the slots (every half millisecond, against the
     // ~75 ms a context takes). A queue lock that cannot be opened leaves every waiter polling.
-    FileLock line(turn_lock_path + ".startq", FileLock::Mode::Exclusive);
+    FileLock line(turn_lock_path + "." + kind + "q", FileLock::Mode::Exclusive);
     while (!try_every_slot()) usleep(500);
   }
-  trace::interval("start_slot_wait", asked, monotonic_ns(), std::to_string(slot_));
+  trace::interval((std::string(kind) + "_slot_wait").c_str(), asked, monotonic_ns(), std::to_string(slot_));
 }
 
 }  // namespace gauntlet
