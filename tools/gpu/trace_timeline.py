@@ -121,7 +121,7 @@ def analyse(rows):
     r["idle_s"] = idle_bins * BIN_NS / 1e9
     r["during_idle"] = {}
     for kind in ("gate", "spawn", "load", "child_cuda_init", "child_first_poison", "child_preload", "call",
-                 "turn_wait", "session"):
+                 "turn_wait", "gate_slot_wait", "session"):
         counts = active_counts(clip(by_kind.get(kind, [])), t0, bins)
         r["during_idle"][kind] = (sum(c for c, i in zip(counts, idle) if i) / idle_bins) if idle_bins else 0.0
     # A gate's slot time, by what its own thread did in it.
@@ -140,10 +140,13 @@ def analyse(rows):
             starting = merged(inside("spawn") + inside("load"))
             calls = inside("call")
             waits = inside("turn_wait")
+            # Waiting for a GPU gate slot (GAUNTLET_GPU_GATE_SLOTS) inside the gate's own slot.
+            slot_waits = inside("gate_slot_wait")
             s["starting"] += covered(starting) / 1e9
             s["calls"] += covered(calls) / 1e9
             s["turn_waits"] += overlap(calls, merged(waits)) / 1e9
-            s["parent"] += ((e - b) - covered(merged(starting + calls))) / 1e9
+            s["gate_slot_waits"] += covered(slot_waits) / 1e9
+            s["parent"] += ((e - b) - covered(merged(starting + calls + slot_waits))) / 1e9
     r["gates"] = {g: dict(v) for g, v in split.items()}
     # Children alive with their context made (from their load's end to their session's end), by
     # hardware queues: a live default-queue context makes every new context dearer (docs/gpu.md).
@@ -175,12 +178,12 @@ def report(r):
                (", ".join(f"{q or 'unknown'} {v:.2f}" for q, v in r["alive_after_load"].items()) or "none"))
     d = r["during_idle"]
     out.append("while neither was busy, on average: " + ", ".join(f"{k} {v:.2f}" for k, v in d.items()))
-    out += ["", "| gate | runs | slot s a run | starting (spawn, load) | cases (calls) | of them turn waits | parent alone |",
-            "|---|---|---|---|---|---|---|"]
+    out += ["", "| gate | runs | slot s a run | GPU gate slot wait | starting (spawn, load) | cases (calls) | "
+            "of them turn waits | parent alone |", "|---|---|---|---|---|---|---|---|"]
     for g, s in sorted(r["gates"].items(), key=lambda kv: -kv[1]["slot"]):
         n = max(1, s["runs"])
-        out.append(f"| {g} | {int(s['runs'])} | {s['slot'] / n:.3f} | {s['starting'] / n:.3f} | {s['calls'] / n:.3f} | "
-                   f"{s['turn_waits'] / n:.3f} | {s['parent'] / n:.3f} |")
+        out.append(f"| {g} | {int(s['runs'])} | {s['slot'] / n:.3f} | {s['gate_slot_waits'] / n:.3f} | "
+                   f"{s['starting'] / n:.3f} | {s['calls'] / n:.3f} | {s['turn_waits'] / n:.3f} | {s['parent'] / n:.3f} |")
     return "\n".join(out)
 
 
@@ -193,7 +196,7 @@ def self_test():
         ("session", 0, 95 * ms, 1, 11, "cuda"), ("child_cuda_init", 12 * ms, 15 * ms, 1, 11, ""),
         ("child_context", 15 * ms, 35 * ms, 1, 11, ""),
         ("call", 50 * ms, 60 * ms, 1, 11, ""), ("call", 70 * ms, 90 * ms, 1, 11, ""),
-        ("turn_wait", 70 * ms, 75 * ms, 1, 11, ""),
+        ("turn_wait", 70 * ms, 75 * ms, 1, 11, ""), ("gate_slot_wait", 40 * ms, 45 * ms, 1, 11, "0"),
         ("turn", 52 * ms, 58 * ms, 1, 11, ""), ("turn", 75 * ms, 88 * ms, 1, 11, ""),
         # Another process's context, overlapping a turn by 3 ms.
         ("child_context", 85 * ms, 95 * ms, 2, 21, ""),
@@ -209,7 +212,8 @@ def self_test():
         (abs(r["gates"]["contract"]["starting"] - 0.040) < 1e-9, "spawn + load"),
         (abs(r["gates"]["contract"]["calls"] - 0.030) < 1e-9, "calls"),
         (abs(r["gates"]["contract"]["turn_waits"] - 0.005) < 1e-9, "turn wait inside a call"),
-        (abs(r["gates"]["contract"]["parent"] - 0.030) < 1e-9, "the rest"),
+        (abs(r["gates"]["contract"]["gate_slot_waits"] - 0.005) < 1e-9, "GPU gate slot wait"),
+        (abs(r["gates"]["contract"]["parent"] - 0.025) < 1e-9, "the rest"),
         (abs(r["during_idle"]["gate"] - 1.0) < 1e-9, "the gate spans every idle bin"),
         (abs(r["driver_coverage"] - 0.33) < 1e-9, "init 12-15 beside contexts 15-35 and 85-95"),
         (abs(r["driver_s_a_child"] - 0.0165) < 1e-9, "33 ms over two contexts"),
