@@ -370,7 +370,8 @@ PY
   fi
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, as kernels per
-# hour, under each of GPU_TP_CONFIGS (default "1x1 4x3 8x2 12x1"): PxJ is P `gauntlet verify`
+# hour, under each of GPU_TP_CONFIGS (default: the verify default, 4x4, and the thirty-fourth
+# session's best, 8x4 under a host-wide cap of 16 gates and 3 starting contexts): PxJ is P `gauntlet verify`
 # processes at once, each with --gpu-jobs J, over the CUDA controls under GPU_TP_SEEDS seeds
 # (default 1 2 3 4; the pass path, where timing runs). 1x1 is the baseline of the same run: one
 # sandbox on the GPU at a time, start to end. Children take turns executing on the GPU
@@ -443,7 +444,7 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),
   # instead of GPU_TP_VARIANTS for it; an env: variant may set several variables, comma-separated
   # ("env:GAUNTLET_GPU_GATE_SLOTS=16,GAUNTLET_GPU_START_SLOTS=3").
-  for config_spec in ${GPU_TP_CONFIGS:-1x1 4x3 8x2 12x1}; do
+  for config_spec in ${GPU_TP_CONFIGS:-4x4 8x4/env:GAUNTLET_GPU_GATE_SLOTS=16,GAUNTLET_GPU_START_SLOTS=3}; do
     config=${config_spec%%/*}
     config_variants=${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}
     [ "$config_spec" = "$config" ] || config_variants=$(echo "${config_spec#*/}" | tr / ' ')
@@ -466,19 +467,22 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     # processes of J gates each: the same children in flight; "audit-lanes": J lanes of one gate each.
     # "env:NAME=VALUE" exports one variable for the batch (e.g. env:GAUNTLET_CUDA_PRELOAD=0).
     for poison in $config_variants; do
-      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | sed 's/GAUNTLET_//g; s/,/./g; s/[=:]/-/g')
+      label=$config; [ "$poison" = default ] || label=$config-$(echo "$poison" | sed 's/GAUNTLET_//g; s/[,+]/./g; s/[=:]/-/g')
       # A variant given twice (A/B/A) gets its own summary, not the first's overwritten.
       base_label=$label; n=2; while [ -e "$OUT/throughput-$label.md" ]; do label=$base_label-run$n; n=$((n + 1)); done
       unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
       [ -n "${tp_env_names:-}" ] && unset $tp_env_names; tp_env_names=
-      case $poison in
-        audit) export TP_AUDIT=1 ;;
-        audit-lanes) export TP_AUDIT=1 TP_AUDIT_LANES=1 ;;
-        blocks) export GAUNTLET_CUDA_POISON=blocks ;;
-        slack*) export GAUNTLET_CUDA_POISON_SLACK_MIB=${poison#slack} ;;
-        ns=*) export GAUNTLET_NAMESPACES=${poison#ns=} ;;
-        env:*=*) for kv in $(echo "${poison#env:}" | tr , ' '); do tp_env_names="$tp_env_names ${kv%%=*}"; export "$kv"; done ;;
-      esac
+      # Several variants at once: joined by "+" (e.g. "audit+env:GAUNTLET_GPU_GATE_SLOTS=16").
+      for part in $(echo "$poison" | tr + ' '); do
+        case $part in
+          audit) export TP_AUDIT=1 ;;
+          audit-lanes) export TP_AUDIT=1 TP_AUDIT_LANES=1 ;;
+          blocks) export GAUNTLET_CUDA_POISON=blocks ;;
+          slack*) export GAUNTLET_CUDA_POISON_SLACK_MIB=${part#slack} ;;
+          ns=*) export GAUNTLET_NAMESPACES=${part#ns=} ;;
+          env:*=*) for kv in $(echo "${part#env:}" | tr , ' '); do tp_env_names="$tp_env_names ${kv%%=*}"; export "$kv"; done ;;
+        esac
+      done
       tp_batch "$label" "${config%x*}" "${config#*x}" "$seeds" $tp_kernels
     done
     [ -n "${tp_env_names:-}" ] && unset $tp_env_names; tp_env_names=
