@@ -40,4 +40,20 @@ GpuSlot::GpuSlot(const std::string& turn_lock_path, const char* kind, int slots)
   trace::interval((std::string(kind) + "_slot_wait").c_str(), asked, monotonic_ns(), std::to_string(slot_));
 }
 
+namespace {
+thread_local GpuSlot* t_gate_slot = nullptr;
+}
+
+CurrentGateSlot::CurrentGateSlot(GpuSlot* slot) : outer_(t_gate_slot) { t_gate_slot = slot; }
+
+CurrentGateSlot::~CurrentGateSlot() { t_gate_slot = outer_; }
+
+bool CurrentGateSlot::give_up() {
+  if (!t_gate_slot || !t_gate_slot->held()) return false;
+  const int64_t now = monotonic_ns();
+  trace::interval("gate_slot_given_up", now, now, std::to_string(t_gate_slot->slot()));
+  t_gate_slot->release();
+  return true;
+}
+
 }  // namespace gauntlet

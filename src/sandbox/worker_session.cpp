@@ -323,6 +323,7 @@ void WorkerSession::take_gpu_turn(std::optional<GpuTurn>& turn, TurnNeed need) {
 void WorkerSession::begin_overrun() {
   if (!launcher_ || overrunning_) return;
   overrunning_ = true;
+  CurrentGateSlot::give_up();  // as its turn: the other kernels' gates need not wait out its timeout
   std::lock_guard<std::mutex> lock(launcher_->overrun_mu_);
   ++launcher_->overrunning_;
   launcher_->overran_kernels_.insert(kernel_);

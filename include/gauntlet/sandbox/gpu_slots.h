@@ -43,4 +43,22 @@ class GpuSlot {
 
 std::string gpu_slot_path(const std::string& turn_lock_path, const char* kind, int slot);
 
+// The gate slot the calling thread's gate holds, for its run (GateRunner). A child whose request
+// overruns its GPU turn's bound gives its gate's slot up (WorkerSession::begin_overrun): the kernel
+// has shown it may spin until its timeout, it runs on time-sliced beside the others anyway, and
+// holding a slot meanwhile would take it from the other kernels' gates for a whole --timeout, as
+// the unbounded turn once took the GPU. The gate does not take it back.
+class CurrentGateSlot {
+ public:
+  explicit CurrentGateSlot(GpuSlot* slot);  // null: the thread's gate holds none
+  ~CurrentGateSlot();
+  CurrentGateSlot(const CurrentGateSlot&) = delete;
+  CurrentGateSlot& operator=(const CurrentGateSlot&) = delete;
+  // Lets the calling thread's gate slot go, if it holds one; true when one was held.
+  static bool give_up();
+
+ private:
+  GpuSlot* outer_;
+};
+
 }  // namespace gauntlet
