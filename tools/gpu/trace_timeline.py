@@ -142,11 +142,18 @@ def analyse(rows):
             waits = inside("turn_wait")
             # Waiting for a GPU gate slot (GAUNTLET_GPU_GATE_SLOTS) inside the gate's own slot.
             slot_waits = inside("gate_slot_wait")
+            start_waits = inside("start_slot_wait")  # GAUNTLET_GPU_START_SLOTS, before a child's load
             s["starting"] += covered(starting) / 1e9
             s["calls"] += covered(calls) / 1e9
             s["turn_waits"] += overlap(calls, merged(waits)) / 1e9
             s["gate_slot_waits"] += covered(slot_waits) / 1e9
-            s["parent"] += ((e - b) - covered(merged(starting + calls + slot_waits))) / 1e9
+            # Its children's contexts (wall from creation to the first copy back, queueing in the
+            # driver included): a default-queue child's against a one-queue child's, gate by gate.
+            contexts = [(x, y) for kk, x, y, _ in items if kk == "child_context" and b <= x < e]
+            s["contexts"] += len(contexts)
+            s["context_s"] += sum(y - x for x, y in contexts) / 1e9
+            s["start_slot_waits"] += covered(start_waits) / 1e9
+            s["parent"] += ((e - b) - covered(merged(starting + calls + slot_waits + start_waits))) / 1e9
     r["gates"] = {g: dict(v) for g, v in split.items()}
     # Children alive with their context made (from their load's end to their session's end), by
     # hardware queues: a live default-queue context makes every new context dearer (docs/gpu.md).
@@ -178,12 +185,15 @@ def report(r):
                (", ".join(f"{q or 'unknown'} {v:.2f}" for q, v in r["alive_after_load"].items()) or "none"))
     d = r["during_idle"]
     out.append("while neither was busy, on average: " + ", ".join(f"{k} {v:.2f}" for k, v in d.items()))
-    out += ["", "| gate | runs | slot s a run | GPU gate slot wait | starting (spawn, load) | cases (calls) | "
-            "of them turn waits | parent alone |", "|---|---|---|---|---|---|---|---|"]
+    out += ["", "| gate | runs | slot s a run | GPU gate slot wait | start slot waits | starting (spawn, load) | "
+            "cases (calls) | of them turn waits | parent alone | contexts a run | a context (mean s) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for g, s in sorted(r["gates"].items(), key=lambda kv: -kv[1]["slot"]):
         n = max(1, s["runs"])
+        ctx = s["context_s"] / s["contexts"] if s["contexts"] else 0.0
         out.append(f"| {g} | {int(s['runs'])} | {s['slot'] / n:.3f} | {s['gate_slot_waits'] / n:.3f} | "
-                   f"{s['starting'] / n:.3f} | {s['calls'] / n:.3f} | {s['turn_waits'] / n:.3f} | {s['parent'] / n:.3f} |")
+                   f"{s['start_slot_waits'] / n:.3f} | {s['starting'] / n:.3f} | {s['calls'] / n:.3f} | {s['turn_waits'] / n:.3f} | {s['parent'] / n:.3f} | "
+                   f"{s['contexts'] / n:.2f} | {ctx:.3f} |")
     return "\n".join(out)
 
 
@@ -197,6 +207,7 @@ def self_test():
         ("child_context", 15 * ms, 35 * ms, 1, 11, ""),
         ("call", 50 * ms, 60 * ms, 1, 11, ""), ("call", 70 * ms, 90 * ms, 1, 11, ""),
         ("turn_wait", 70 * ms, 75 * ms, 1, 11, ""), ("gate_slot_wait", 40 * ms, 45 * ms, 1, 11, "0"),
+        ("start_slot_wait", 45 * ms, 48 * ms, 1, 11, "0"),
         ("turn", 52 * ms, 58 * ms, 1, 11, ""), ("turn", 75 * ms, 88 * ms, 1, 11, ""),
         # Another process's context, overlapping a turn by 3 ms.
         ("child_context", 85 * ms, 95 * ms, 2, 21, ""),
@@ -213,7 +224,10 @@ def self_test():
         (abs(r["gates"]["contract"]["calls"] - 0.030) < 1e-9, "calls"),
         (abs(r["gates"]["contract"]["turn_waits"] - 0.005) < 1e-9, "turn wait inside a call"),
         (abs(r["gates"]["contract"]["gate_slot_waits"] - 0.005) < 1e-9, "GPU gate slot wait"),
-        (abs(r["gates"]["contract"]["parent"] - 0.025) < 1e-9, "the rest"),
+        (r["gates"]["contract"]["contexts"] == 1, "one context in the gate (the other process's is not)"),
+        (abs(r["gates"]["contract"]["context_s"] - 0.020) < 1e-9, "its context 15-35 ms"),
+        (abs(r["gates"]["contract"]["start_slot_waits"] - 0.003) < 1e-9, "start slot wait"),
+        (abs(r["gates"]["contract"]["parent"] - 0.022) < 1e-9, "the rest"),
         (abs(r["during_idle"]["gate"] - 1.0) < 1e-9, "the gate spans every idle bin"),
         (abs(r["driver_coverage"] - 0.33) < 1e-9, "init 12-15 beside contexts 15-35 and 85-95"),
         (abs(r["driver_s_a_child"] - 0.0165) < 1e-9, "33 ms over two contexts"),
