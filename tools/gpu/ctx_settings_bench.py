@@ -71,6 +71,13 @@ SETTINGS = {
                                                             "CUDA_DEVICE_MAX_CONNECTIONS": "1", "@live": (8, 0)},
     "LAZY + 1 queue beside 24 live default-queue contexts": {"CUDA_MODULE_LOADING": "LAZY",
                                                              "CUDA_DEVICE_MAX_CONNECTIONS": "1", "@live": (24, 0)},
+    # A busy host (thirty-fourth session: in a run a one-queue context costs ~30% more than here,
+    # with the host's CPUs 54-58% busy; the driver's creation is partly host work). "@cpu_busy": that
+    # many processes spin on the CPU (no CUDA) the whole time.
+    "LAZY + 1 queue beside 8 busy CPUs": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                          "@cpu_busy": 8},
+    "LAZY + 1 queue beside 16 busy CPUs": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                           "@cpu_busy": 16},
 }
 
 
@@ -162,7 +169,29 @@ def run(n, setting):
             os.waitpid(pid, 0)
 
 
+def spin_cpu():
+    """Keeps one CPU busy until killed (no CUDA)."""
+    while True:
+        pass
+
+
 def run_beside_busy(n, setting):
+    spinners = []
+    for _ in range(setting.get("@cpu_busy", 0)):
+        pid = os.fork()
+        if pid == 0:
+            spin_cpu()
+        spinners.append(pid)
+    try:
+        return run_beside_busy_gpu(n, setting)
+    finally:
+        for pid in spinners:
+            os.kill(pid, 9)
+        for pid in spinners:
+            os.waitpid(pid, 0)
+
+
+def run_beside_busy_gpu(n, setting):
     busy = None
     if setting.get("@busy"):
         ready_r, ready_w = os.pipe()
