@@ -172,8 +172,7 @@ std::unique_ptr<GpuSlot> GateRunner::gpu_gate_slot() const {
 // One run of the whole gate inside the audit lane's gate section (left on every way out, a
 // harness exception included).
 GateVerdict GateRunner::run_in_section(GateRun& run) {
-  const std::unique_ptr<GpuSlot> gpu_slot = gpu_gate_slot();
-  const CurrentGateSlot current(gpu_slot.get());  // an overrunning child gives it up
+  const CurrentGateSlot gpu_slot(gpu_gate_slot());  // an overrunning child gives it up
   struct Section {
     const std::function<void(bool)>& hook;
     explicit Section(const std::function<void(bool)>& h) : hook(h) { if (hook) hook(true); }
@@ -224,8 +223,7 @@ void GateRunner::confirm_if_needed(GateRun& run, GateVerdict* v) {
     const bool has_case = deciding_case(*v, &decider);
     *v = confirm_failure(*v, [&] {
       if (!has_case) return run_in_section(run);  // no recorded case: the whole gate, once more
-      const std::unique_ptr<GpuSlot> gpu_slot = gpu_gate_slot();
-      const CurrentGateSlot current(gpu_slot.get());
+      const CurrentGateSlot gpu_slot(gpu_gate_slot());
       GateContext ctx = copy_of_base();
       ctx.cuda_hardware_queues = gate_hardware_queues(run.name);
       return run.gate->check_one(ctx, decider);

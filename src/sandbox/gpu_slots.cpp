@@ -44,7 +44,9 @@ namespace {
 thread_local GpuSlot* t_gate_slot = nullptr;
 }
 
-CurrentGateSlot::CurrentGateSlot(GpuSlot* slot) : outer_(t_gate_slot) { t_gate_slot = slot; }
+CurrentGateSlot::CurrentGateSlot(std::unique_ptr<GpuSlot> slot) : slot_(std::move(slot)), outer_(t_gate_slot) {
+  t_gate_slot = slot_.get();
+}
 
 CurrentGateSlot::~CurrentGateSlot() { t_gate_slot = outer_; }
 

@@ -193,9 +193,10 @@ Outcome WorkerSession::load(const wire::LoadRequest& req) {
                                                    : 0;
   }
   // A CUDA child starts CUDA once it has read the Load frame: it waits for a start slot first.
-  // (A fake device's CPU children take start slots as its turns, for tests: gpu_turn_lock_for.)
+  // (A fake device's CPU children take start slots as its turns, for tests; other CPU children
+  // have no turn lock, and GpuSlot takes nothing without one: gpu_turn_lock_for.)
   std::optional<GpuSlot> start_slot;
-  if (launcher_ && launcher_->options_.gpu_start_slots > 0 && (cuda_ || !launcher_->options_.fake_gpu_turn_lock.empty())) {
+  if (launcher_ && launcher_->options_.gpu_start_slots > 0) {
     start_slot.emplace(gpu_turn_lock_for(launcher_->options_, cuda_), GpuSlot::kStart, launcher_->options_.gpu_start_slots);
     start_slot_ = &*start_slot;
     start_slot_release_ms_ = wire::now_ms() + int64_t(launcher_->options_.gpu_start_slot_bound_seconds * 1000);

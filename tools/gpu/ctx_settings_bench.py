@@ -145,6 +145,14 @@ def live_context(ready_w, queues):
         time.sleep(3600)
 
 
+def kill_all(pids):
+    """Kills the helper processes and reaps them."""
+    for pid in pids:
+        os.kill(pid, 9)
+    for pid in pids:
+        os.waitpid(pid, 0)
+
+
 def run(n, setting):
     holders = []
     if "@live" in setting:
@@ -163,10 +171,7 @@ def run(n, setting):
     try:
         return run_beside_busy(n, setting)
     finally:
-        for pid in holders:
-            os.kill(pid, 9)
-        for pid in holders:
-            os.waitpid(pid, 0)
+        kill_all(holders)
 
 
 def spin_cpu():
@@ -185,10 +190,7 @@ def run_beside_busy(n, setting):
     try:
         return run_beside_busy_gpu(n, setting)
     finally:
-        for pid in spinners:
-            os.kill(pid, 9)
-        for pid in spinners:
-            os.waitpid(pid, 0)
+        kill_all(spinners)
 
 
 def run_beside_busy_gpu(n, setting):
@@ -205,9 +207,7 @@ def run_beside_busy_gpu(n, setting):
     try:
         return run_children(n, setting)
     finally:
-        if busy:
-            os.kill(busy, 9)
-            os.waitpid(busy, 0)
+        kill_all([busy] if busy else [])
 
 
 def run_children(n, setting):

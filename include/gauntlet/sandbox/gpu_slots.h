@@ -1,5 +1,6 @@
 // Host-wide slots of one GPU: at most K CUDA children start CUDA at once, at most K gates run at once.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "gauntlet/sandbox/file_lock.h"
@@ -50,7 +51,8 @@ std::string gpu_slot_path(const std::string& turn_lock_path, const char* kind, i
 // the unbounded turn once took the GPU. The gate does not take it back.
 class CurrentGateSlot {
  public:
-  explicit CurrentGateSlot(GpuSlot* slot);  // null: the thread's gate holds none
+  // Holds `slot` for the thread's gate until destroyed; null: the thread's gate holds none.
+  explicit CurrentGateSlot(std::unique_ptr<GpuSlot> slot);
   ~CurrentGateSlot();
   CurrentGateSlot(const CurrentGateSlot&) = delete;
   CurrentGateSlot& operator=(const CurrentGateSlot&) = delete;
@@ -58,6 +60,7 @@ class CurrentGateSlot {
   static bool give_up();
 
  private:
+  std::unique_ptr<GpuSlot> slot_;
   GpuSlot* outer_;
 };
 
