@@ -36,6 +36,9 @@
 #                     candidates of each problem at most, GPU_KB_SPREAD=1 round-robin over problems,
 #                     GPU_KB_PROBLEMS=12-15,19 only those problem ids)
 #   GPU_VERIFY_LIST=  manifests to `gauntlet verify` one by one (GPU_GATES: a subset of gates)
+#   GPU_QUEUE_RACE=   manifests verified with the determinism and timing children's hardware queues
+#                     at the driver's default, then GPU_QUEUE_RACE_QUEUES (default "2 1"), over
+#                     GPU_QUEUE_RACE_SEEDS (default "1 2 3"): queue-race.md
 #   GPU_BUILD_BENCH=1 first, before gauntlet's build: where a load_inline build's time goes
 #                     (tools/gpu/bench_module_build.py; BENCH_STEPS=light: torch's cold build,
 #                     then the light headers, the precompiled header and gauntlet's cold build)
@@ -692,6 +695,39 @@ for m in ${GPU_VERIFY_LIST:-}; do
   "$BUILD_DIR"/gauntlet verify "$m" --seed 1 "${gates[@]}" --json "$OUT/verify-$name.json" > "$OUT/verify-$name.log" 2>&1 || rc=1
   tail -20 "$OUT/verify-$name.log"
 done
+# GPU_QUEUE_RACE="MANIFEST ...": does a race between a kernel's streams still show when the
+# determinism and timing children get fewer hardware queues? Each manifest verified under
+# GAUNTLET_CONCURRENT_GATE_QUEUES unset (the driver's default), then each of GPU_QUEUE_RACE_QUEUES
+# (default "2 1"), over GPU_QUEUE_RACE_SEEDS (default "1 2 3"); every gate's status a run: queue-race.md.
+if [ -n "${GPU_QUEUE_RACE:-}" ]; then
+  echo "| kernel | determinism/timing queues | seed | verdict | failing gates |" > "$OUT/queue-race.md"
+  echo "|---|---|---|---|---|" >> "$OUT/queue-race.md"
+  for m in $GPU_QUEUE_RACE; do
+    for q in default ${GPU_QUEUE_RACE_QUEUES:-2 1}; do
+      for seed in ${GPU_QUEUE_RACE_SEEDS:-1 2 3}; do
+        stamp "queue race: $m, queues $q, seed $seed"
+        report="$OUT/queue-race-$(basename "$m" .json)-q$q-s$seed.json"
+        if [ "$q" = default ]; then
+          env -u GAUNTLET_CONCURRENT_GATE_QUEUES "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
+        else
+          GAUNTLET_CONCURRENT_GATE_QUEUES=$q "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
+        fi
+        python3 - "$report" "$m" "$q" "$seed" >> "$OUT/queue-race.md" <<'PY'
+import json, sys
+path, m, q, seed = sys.argv[1:5]
+try:
+    r = json.load(open(path))
+except (OSError, ValueError) as e:
+    print(f"| {m} | {q} | {seed} | unreadable: {e} | |"); sys.exit()
+bad = [f"{g['name']} {g['status']} ({g.get('category', '')}: {g.get('message', '')[:90]})"
+       for g in r.get("gates", []) if g.get("status") not in ("pass", "skip")]
+print(f"| {m} | {q} | {seed} | {r.get('verdict')} | {'; '.join(bad) or '-'} |")
+PY
+        tail -1 "$OUT/queue-race.md" | tee -a "$OUT/steps.log"
+      done
+    done
+  done
+fi
 if [ "${GPU_CPU_CHECK:-0}" = 1 ]; then
   stamp "verify corpus/controls/relu.json (CPU)"
   "$BUILD_DIR"/gauntlet verify corpus/controls/relu.json --seed 1 > "$OUT/verify-cpu.log" 2>&1 || rc=1
