@@ -219,6 +219,7 @@ if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
   cat "$OUT/ctx-settings.md" | tee -a "$OUT/steps.log"
   CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-settings.md")
   CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-settings.md")
+  CTX_SERIAL_QUEUES=$(sed -n 's/^serial_seconds_per_context_queues_//p' "$OUT/ctx-settings.md" | tr '\n' ' ')
 fi
 # GPU_CTX_STEADY=1: fresh contexts started one after another in 8, 16 and 24 slots for 8 s each,
 # each child running 35 turn-held cases (a gauntlet child's average) or none, against the burst's
@@ -418,7 +419,9 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...  (TP_AUDIT=1: throug
   fi
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
   local cpu1; cpu1=$(head -1 /proc/stat)
-  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" "${CTX_SERIAL:-}" "${CTX_SERIAL_ONE:-}" > "$OUT/throughput-$label.md" 2>&1
+  # shellcheck disable=SC2086  # CTX_SERIAL_QUEUES: "Q=SECONDS ..." for the other queue counts measured
+  python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" "${CTX_SERIAL:-}" "${CTX_SERIAL_ONE:-}" ${CTX_SERIAL_QUEUES:-} \
+    > "$OUT/throughput-$label.md" 2>&1
   python3 - "$cpu0" "$cpu1" "$(nproc)" >> "$OUT/throughput-$label.md" <<'PY'
 import sys
 a, b = ([int(x) for x in s.split()[1:]] for s in sys.argv[1:3])
@@ -439,9 +442,14 @@ PY
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).
   if [ -z "${CTX_SERIAL:-}" ]; then
-    python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" > "$OUT/ctx-floor.md" 2>&1
+    # A variant that gives the determinism and timing children N queues (GAUNTLET_CONCURRENT_GATE_QUEUES=N)
+    # needs the price of such a context too.
+    other_queues=$(echo "${GPU_TP_CONFIGS:-} ${GPU_TP_VARIANTS:-}" | grep -o 'GAUNTLET_CONCURRENT_GATE_QUEUES=[0-9]*' | cut -d= -f2 | sort -un)
+    queue_settings=(); for q in $other_queues; do queue_settings+=("LAZY + $q hardware queues"); done
+    python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" "${queue_settings[@]}" > "$OUT/ctx-floor.md" 2>&1
     CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor.md")
     CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor.md")
+    CTX_SERIAL_QUEUES=$(sed -n 's/^serial_seconds_per_context_queues_//p' "$OUT/ctx-floor.md" | tr '\n' ' ')
     stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once"
   fi
   # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Throughput of a batch of `gauntlet verify --json` runs: kernels per hour and where the time went.
 
-usage: throughput_summary.py DIR WALL_SECONDS [LABEL [CONTEXT_SECONDS [ONE_QUEUE_CONTEXT_SECONDS]]]
+usage: throughput_summary.py DIR WALL_SECONDS [LABEL [CONTEXT_SECONDS [ONE_QUEUE_CONTEXT_SECONDS [Q=SECONDS ...]]]]
 DIR holds one verify JSON per kernel run (or audit JSON lists of them); WALL_SECONDS is the batch's wall-clock time.
 CONTEXT_SECONDS, one fresh CUDA context's serial cost measured in the same run
 (tools/gpu/ctx_settings_bench.py), and ONE_QUEUE_CONTEXT_SECONDS, the same with one hardware queue
 (default: CONTEXT_SECONDS), give the ceiling: the driver creates contexts one after another, so no
 schedule beats 3600 / (the contexts a kernel started, each at its measured cost) kernels per hour.
-Each gate's evidence says its children's hardware queues (time.hardware_queues, 0: default).
+Each gate's evidence says its children's hardware queues (time.hardware_queues, 0: default); Q=SECONDS
+prices a context of Q queues (GAUNTLET_CONCURRENT_GATE_QUEUES=Q), measured in the same run. A kernel
+run with contexts of a queue count that has no measured price gets no ceiling, not a wrong one.
 """
 import glob
 import json
@@ -21,6 +23,12 @@ def main():
     label = sys.argv[3] if len(sys.argv) > 3 else os.path.basename(folder)
     context_s = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else 0.0
     one_queue_s = float(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else context_s
+    # A context's measured cost by its hardware queues (0: the driver's default).
+    price = {0: context_s, 1: one_queue_s}
+    for arg in sys.argv[6:]:
+        q, _, seconds = arg.partition("=")
+        price[int(q)] = float(seconds)
+    unpriced = set()
     floor_s = 0.0  # the contexts' serial cost, summed over every kernel run
     reports = []
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
@@ -48,17 +56,23 @@ def main():
             time_ = g.get("evidence", {}).get("time", {})
             for k in parts:
                 parts[k] += time_.get(k, 0)
-            floor_s += time_.get("children", 0) * (one_queue_s if time_.get("hardware_queues", 0) == 1 else context_s)
+            queues = time_.get("hardware_queues", 0)
+            if time_.get("children", 0) and queues not in price:
+                unpriced.add(queues)
+            floor_s += time_.get("children", 0) * price.get(queues, 0.0)
     per_kernel = [r.get("seconds", 0.0) for r in reports]
     turns = [r.get("environment", {}).get("gpu_turns", {}) for r in reports]
     runs = len(reports)
     print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
     children_per_kernel = parts["children"] / runs
-    if context_s > 0 and floor_s > 0:
+    if unpriced:
+        print(f"no ceiling: contexts of {sorted(unpriced)} hardware queues have no cost measured in this run")
+    elif context_s > 0 and floor_s > 0:
         ceiling = 3600 / (floor_s / runs)
         print(f"ceiling {ceiling:.0f} kernels/hour = 3600 / {floor_s / runs:.3f} s of fresh contexts a kernel "
               f"({children_per_kernel:.2f} children; {context_s:.3f} s a context, {one_queue_s:.3f} s with one hardware "
-              f"queue, measured in this run): {runs / wall * 3600 / ceiling:.0%} of it")
+              f"queue{''.join(f', {s:.3f} s with {q}' for q, s in sorted(price.items()) if q > 1)}, measured in this run): "
+              f"{runs / wall * 3600 / ceiling:.0%} of it")
     print(f"verdicts: {verdicts}; per-kernel wall median {statistics.median(per_kernel):.2f} s "
           f"(min {min(per_kernel):.2f}, max {max(per_kernel):.2f})")
     print("| gate | runs | median s | max s | sum s | children a run (median, max) |")
