@@ -51,6 +51,9 @@ SETTINGS = {
     # child fills that much device memory (a worker's cache: poison blocks plus 64 MiB of slack),
     # mapped at creation and unmapped at teardown; "@busy": another process keeps the GPU busy the
     # whole time with ~0.5 ms kernels, each synchronized, as the gates' cases do in their turns.
+    # "@kernels": that many distinct ATen kernels run after the first (each a lazy module load).
+    "LAZY + 1 queue + 12 more ATen kernels": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+                                              "@kernels": 12},
     "LAZY + 1 queue + 128 MiB device memory": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
                                                "@device_mib": 128},
     "LAZY + 1 queue beside a busy GPU": {"CUDA_MODULE_LOADING": "LAZY", "CUDA_DEVICE_MAX_CONNECTIONS": "1",
@@ -116,6 +119,15 @@ def child(go_r, out_w, setting):
     if "@pinned" in setting:
         staging = torch.empty(setting["@pinned"], dtype=torch.uint8, pin_memory=True)
         staging[:1].copy_(x[:1].to(torch.uint8), non_blocking=False)
+    if "@kernels" in setting:
+        # Distinct ATen kernels, each loaded on its first launch under lazy loading (a module
+        # load in the driver): what a child's cases add when they run ATen's copies and fills.
+        ops = [lambda t: t.add(1), lambda t: t.mul(3), torch.sin, torch.exp, lambda t: t.cumsum(0),
+               lambda t: torch.sort(t)[0], lambda t: t.clamp(0, 1), torch.sqrt, lambda t: t.to(torch.float16),
+               lambda t: t.t().contiguous() if t.dim() == 2 else t.flip(0), torch.isnan, lambda t: t.max()]
+        for op in ops[:setting["@kernels"]]:
+            op(x)
+        torch.cuda.synchronize()
     t2 = time.monotonic()
     os.write(out_w, f"{t1 - t0:.6f} {t2 - t1:.6f} {int(y)}\n".encode())
     os._exit(0)
