@@ -58,7 +58,9 @@ std::vector<std::string> scrubbed_env(const SandboxOptions& o) {
   // The CUDA worker's poisoning, to compare its settings on one machine (src/worker/device_poison.cpp):
   // "blocks" poisons with whole blocks even where it could by address; the slack bounds the cache.
   // GAUNTLET_CUDA_PRELOAD=0: the kernel's module loads at its first launch, in the turn (kernel_preload.h).
-  for (const char* name : {"GAUNTLET_CUDA_POISON", "GAUNTLET_CUDA_POISON_SLACK_MIB", "GAUNTLET_CUDA_PRELOAD"})
+  // GAUNTLET_PAGEABLE_STAGING=1: a case's copies staged in pageable memory (case_transfers.cpp).
+  for (const char* name : {"GAUNTLET_CUDA_POISON", "GAUNTLET_CUDA_POISON_SLACK_MIB", "GAUNTLET_CUDA_PRELOAD",
+                           "GAUNTLET_PAGEABLE_STAGING"})
     if (const char* v = getenv(name); v && *v) env.push_back(std::string(name) + "=" + v);
   return env;
 }

@@ -3,6 +3,7 @@
 
 #include <c10/core/impl/VirtualGuardImpl.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "tensor_storage.h"
@@ -15,6 +16,17 @@ constexpr size_t kAlign = 512;
 
 size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// GAUNTLET_PAGEABLE_STAGING=1 (a measurement knob, docs/gpu.md): pageable staging buffers, whose
+// copies the runtime performs before returning, instead of page-locked ones, whose allocation and
+// release are driver calls in every child's life (issue 18: what a child costs the driver).
+bool pageable_staging() {
+  static const bool pageable = [] {
+    const char* v = std::getenv("GAUNTLET_PAGEABLE_STAGING");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return pageable;
+}
+
 // The two staging buffers (0: to the device, 1: to the host), page-locked, kept across cases and
 // grown to a power of two at least `bytes`. Page-locked memory is what lets a copy be queued
 // without the runtime waiting for it; its allocation is a driver call, so it is not redone per case.
@@ -25,7 +37,7 @@ at::Tensor& staging(int which, size_t bytes) {
     size_t size = 1 << 20;
     while (size < bytes) size *= 2;
     b = at::Tensor();  // the old buffer goes back before the larger one is taken
-    b = at::empty({int64_t(size)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+    b = at::empty({int64_t(size)}, at::TensorOptions().dtype(at::kByte).pinned_memory(!pageable_staging()));
   }
   return b;
 }
