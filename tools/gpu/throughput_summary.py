@@ -2,6 +2,7 @@
 """Throughput of a batch of `gauntlet verify --json` runs: kernels per hour and where the time went.
 
 usage: throughput_summary.py DIR WALL_SECONDS [LABEL [CONTEXT_SECONDS [ONE_QUEUE_CONTEXT_SECONDS [Q=SECONDS ...]]]]
+       throughput_summary.py --self-test    (the ceiling's arithmetic on made-up reports)
 DIR holds one verify JSON per kernel run (or audit JSON lists of them); WALL_SECONDS is the batch's wall-clock time.
 CONTEXT_SECONDS, one fresh CUDA context's serial cost measured in the same run
 (tools/gpu/ctx_settings_bench.py), and ONE_QUEUE_CONTEXT_SECONDS, the same with one hardware queue
@@ -18,7 +19,46 @@ import statistics
 import sys
 
 
+def context_floor(reports, price):
+    """The contexts' serial cost summed over the kernel runs, each child priced by its gate's hardware
+    queues (price: queues -> seconds, 0 the driver's default), and the queue counts that had children
+    but no price (then the sum is not a floor)."""
+    floor_s, unpriced = 0.0, set()
+    for r in reports:
+        for g in r.get("gates", []):
+            time_ = g.get("evidence", {}).get("time", {})
+            children, queues = time_.get("children", 0), time_.get("hardware_queues", 0)
+            if children and queues not in price:
+                unpriced.add(queues)
+            floor_s += children * price.get(queues, 0.0)
+    return floor_s, unpriced
+
+
+def self_test():
+    """The ceiling's arithmetic on made-up reports: each queue count at its own price, none without one."""
+    gate = lambda name, queues, children: {"name": name, "evidence": {"time": {"children": children, "hardware_queues": queues}}}
+    kernel = {"gates": [gate("contract", 1, 1), gate("memory", 1, 4), gate("determinism", 2, 2), gate("timing", 2, 1),
+                        gate("gradients", 0, 0)]}
+    price = {0: 0.2, 1: 0.08, 2: 0.1}
+    floor_s, unpriced = context_floor([kernel, kernel], price)
+    checks = [(abs(floor_s - 2 * (5 * 0.08 + 3 * 0.1)) < 1e-12, f"floor {floor_s}"),
+              (unpriced == set(), f"unpriced {unpriced}")]
+    floor_s, unpriced = context_floor([kernel], {0: 0.2, 1: 0.08})
+    checks.append((unpriced == {2}, f"a 2-queue child without a price: unpriced {unpriced}"))
+    default = {"gates": [gate("determinism", 0, 2)]}
+    floor_s, unpriced = context_floor([default], {0: 0.2, 1: 0.08})
+    checks.append((abs(floor_s - 0.4) < 1e-12 and not unpriced, f"default queues at the default price: {floor_s}"))
+    failed = [what for ok, what in checks if not ok]
+    if failed:
+        print("throughput_summary self-test failed: " + ", ".join(failed))
+        return 1
+    print(f"throughput_summary self-test: {len(checks)} checks passed")
+    return 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     folder, wall = sys.argv[1], float(sys.argv[2])
     label = sys.argv[3] if len(sys.argv) > 3 else os.path.basename(folder)
     context_s = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else 0.0
@@ -28,8 +68,6 @@ def main():
     for arg in sys.argv[6:]:
         q, _, seconds = arg.partition("=")
         price[int(q)] = float(seconds)
-    unpriced = set()
-    floor_s = 0.0  # the contexts' serial cost, summed over every kernel run
     reports = []
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
         try:
@@ -56,10 +94,7 @@ def main():
             time_ = g.get("evidence", {}).get("time", {})
             for k in parts:
                 parts[k] += time_.get(k, 0)
-            queues = time_.get("hardware_queues", 0)
-            if time_.get("children", 0) and queues not in price:
-                unpriced.add(queues)
-            floor_s += time_.get("children", 0) * price.get(queues, 0.0)
+    floor_s, unpriced = context_floor(reports, price)  # the contexts' serial cost over every kernel run
     per_kernel = [r.get("seconds", 0.0) for r in reports]
     turns = [r.get("environment", {}).get("gpu_turns", {}) for r in reports]
     runs = len(reports)
