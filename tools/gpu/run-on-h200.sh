@@ -208,6 +208,13 @@ fi
 # context-creation setting (tools/gpu/ctx_settings_bench.py: torch imported first, as in the zygote;
 # GPU_CTX_SETTINGS: a subset of its setting names, "|"-separated). The serial cost per context of
 # gauntlet's own setting becomes CTX_SERIAL, the throughput ceiling's unit below.
+# The ceiling's prices from a ctx_settings_bench.py output: CTX_SERIAL (default queues), CTX_SERIAL_ONE
+# (one queue), CTX_SERIAL_QUEUES ("Q=SECONDS ..." for every other queue count it measured).
+read_context_prices() {
+  CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$1")
+  CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$1")
+  CTX_SERIAL_QUEUES=$(sed -n 's/^serial_seconds_per_context_queues_//p' "$1" | tr '\n' ' ')
+}
 if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
   stamp "context start bench"
   nvcc -O2 -o "$BUILD_DIR/ctx_bench" tools/gpu/ctx_bench.cu -lcuda > "$OUT/ctx-bench.md" 2>&1 &&
@@ -217,9 +224,7 @@ if [ "${GPU_CTX_BENCH:-0}" = 1 ]; then
   IFS='|' read -r -a ctx_settings <<< "${GPU_CTX_SETTINGS:-}"
   python3 tools/gpu/ctx_settings_bench.py 16 "${ctx_settings[@]}" > "$OUT/ctx-settings.md" 2>&1
   cat "$OUT/ctx-settings.md" | tee -a "$OUT/steps.log"
-  CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-settings.md")
-  CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-settings.md")
-  CTX_SERIAL_QUEUES=$(sed -n 's/^serial_seconds_per_context_queues_//p' "$OUT/ctx-settings.md" | tr '\n' ' ')
+  read_context_prices "$OUT/ctx-settings.md"
 fi
 # GPU_CTX_STEADY=1: fresh contexts started one after another in 8, 16 and 24 slots for 8 s each,
 # each child running 35 turn-held cases (a gauntlet child's average) or none, against the burst's
@@ -447,9 +452,7 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     other_queues=$(echo "${GPU_TP_CONFIGS:-} ${GPU_TP_VARIANTS:-}" | grep -o 'GAUNTLET_CONCURRENT_GATE_QUEUES=[0-9]*' | cut -d= -f2 | sort -un)
     queue_settings=(); for q in $other_queues; do queue_settings+=("LAZY + $q hardware queues"); done
     python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" "${queue_settings[@]}" > "$OUT/ctx-floor.md" 2>&1
-    CTX_SERIAL=$(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor.md")
-    CTX_SERIAL_ONE=$(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor.md")
-    CTX_SERIAL_QUEUES=$(sed -n 's/^serial_seconds_per_context_queues_//p' "$OUT/ctx-floor.md" | tr '\n' ' ')
+    read_context_prices "$OUT/ctx-floor.md"
     stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once"
   fi
   # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),
@@ -715,11 +718,9 @@ if [ -n "${GPU_QUEUE_RACE:-}" ]; then
       for seed in ${GPU_QUEUE_RACE_SEEDS:-1 2 3}; do
         stamp "queue race: $m, queues $q, seed $seed"
         report="$OUT/queue-race-$(basename "$m" .json)-q$q-s$seed.json"
-        if [ "$q" = default ]; then
-          env -u GAUNTLET_CONCURRENT_GATE_QUEUES "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
-        else
-          GAUNTLET_CONCURRENT_GATE_QUEUES=$q "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
-        fi
+        queues_env=(-u GAUNTLET_CONCURRENT_GATE_QUEUES)
+        [ "$q" = default ] || queues_env=("GAUNTLET_CONCURRENT_GATE_QUEUES=$q")
+        env "${queues_env[@]}" "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
         python3 - "$report" "$m" "$q" "$seed" >> "$OUT/queue-race.md" <<'PY'
 import json, sys
 path, m, q, seed = sys.argv[1:5]
