@@ -46,13 +46,6 @@ Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseReq
   return o;
 }
 
-// A crash, a hang, an exhausted memory limit or a failed load costs a fresh child (and for a hang
-// a whole timeout) per attempt: the search reports the first such case instead of shrinking it.
-bool ends_search(const GateVerdict& v) {
-  return v.category == Category::Crash || v.category == Category::Timeout || v.category == Category::OutOfMemory ||
-         v.category == Category::LoadError;
-}
-
 // Candidate sizes of a dim, smallest first (the shrink target), inside the kernel's contract: short
 // ones (small sizes and the schema's typical sizes below kShortBelow) or long ones (typical and
 // fixed sizes from kShortBelow up to the cap). Empty when the contract has none of that kind.

@@ -24,43 +24,14 @@ class SpecialValuesGate : public Gate {
     // An op with no floating input (unique, hash_join: int64 keys only) has nowhere to put NaN or
     // Inf, so no case could ever verify their propagation.
     if (!has_floating_input(ctx.schema)) return skip_without_floating_input(name(), "NaN or Inf");
-    SessionHolder holder(ctx, name());
     Stats stats;
-    bool halted = false;  // the child died, hung or would not load: later cases are not run
-    CaseRun last_failure;
-    bool have_failure = false;
-    auto check = [&](const Case& c) {
-      GateVerdict pass;
-      pass.name = name();
-      if (halted) return pass;  // counts as passing, which ends RapidCheck's shrinking
-      GateVerdict failed;
-      WorkerSession* session = holder.get(&failed);
-      if (!session) {
-        halted = true;
-        return failed;
-      }
-      CaseRun run = run_case(ctx, *session, c);
-      GateVerdict v = judge(ctx, run, &stats);
-      // Shrinking a crash, a hang or an exhausted memory limit costs a fresh child (and a whole
-      // timeout) per attempt: report the first such case as found. Thrown errors are cheap and shrink.
-      const auto kind = run.outcome.kind;
-      if (kind == Outcome::Kind::Died || kind == Outcome::Kind::TimedOut || kind == Outcome::Kind::OutOfMemory ||
-          kind == Outcome::Kind::LoadFailed) {
-        holder.reset();
-        halted = true;
-      }
-      if (v.status != Status::Pass) {
-        last_failure = run;
-        have_failure = true;
-      }
-      return v;
-    };
+    OneChildCaseCheck check(ctx, name(), [&](const CaseRun& run) { return judge(ctx, run, &stats); });
     // At a contract's own large shapes, fewer cases (each still places up to six special values
     // or rows of them, over millions of elements); six keep every kind of placement likely.
     const CaseBudget budget = case_budget(ctx.space, kCaseCostCap, kCases, kMinCasesAtLargeShapes);
     const int max_cases = budget.cases * std::max(1, ctx.budget);
     PropertyOutcome out = run_property(ctx, name(), max_cases, [&] { return special_values::draw_case(ctx.space); },
-                                       check, 150);
+                                       std::ref(check), 150);
     if (out.failed) {
       GateVerdict v = out.verdict;
       v.name = name();
@@ -68,7 +39,8 @@ class SpecialValuesGate : public Gate {
       v.evidence["cases_before_failure"] = out.cases;
       v.evidence["shrink_steps"] = out.shrink_steps;
       v.evidence["smallest_case"] = out.smallest.label;
-      if (have_failure && v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), last_failure, v);
+      if (check.last_failure() && v.status != Status::HarnessError)
+        v.replay = write_replay(ctx, name(), *check.last_failure(), v);
       return v;
     }
     GateVerdict v;

@@ -28,13 +28,6 @@ Outcome timed_call(GateContext& ctx, WorkerSession& session, const wire::CaseReq
   return o;
 }
 
-// A crash, a hang, an exhausted memory limit or a failed load costs a fresh child (and for a hang
-// a whole timeout) per attempt: the search reports the first such case instead of shrinking it.
-bool ends_search(const GateVerdict& v) {
-  return v.category == Category::Crash || v.category == Category::Timeout || v.category == Category::OutOfMemory ||
-         v.category == Category::LoadError;
-}
-
 using statelessness_gate::batch_inputs;
 using statelessness_gate::chosen_patterns;
 using statelessness_gate::draw_case;

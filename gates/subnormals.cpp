@@ -272,37 +272,8 @@ class SubnormalsGate : public Gate {
                         attr_to_string(ctx.manifest.attrs.at(unpinned[0].attr)) + ", which makes no subnormal result";
       return skip;
     }
-    SessionHolder holder(ctx, name());
     Stats stats;
-    bool halted = false;  // the child died, hung or would not load: later cases are not run
-    CaseRun last_failure;
-    bool have_failure = false;
-    auto check = [&](const Case& c) {
-      GateVerdict pass;
-      pass.name = name();
-      if (halted) return pass;  // counts as passing, which ends RapidCheck's shrinking
-      GateVerdict failed;
-      WorkerSession* session = holder.get(&failed);
-      if (!session) {
-        halted = true;
-        return failed;
-      }
-      CaseRun run = run_case(ctx, *session, c);
-      GateVerdict v = judge(ctx, run, &stats);
-      // Shrinking a crash, a hang or an exhausted memory limit costs a fresh child (and a whole
-      // timeout) per attempt: report the first such case as found. Thrown errors are cheap and shrink.
-      const auto kind = run.outcome.kind;
-      if (kind == Outcome::Kind::Died || kind == Outcome::Kind::TimedOut || kind == Outcome::Kind::OutOfMemory ||
-          kind == Outcome::Kind::LoadFailed) {
-        holder.reset();
-        halted = true;
-      }
-      if (v.status != Status::Pass) {
-        last_failure = run;
-        have_failure = true;
-      }
-      return v;
-    };
+    OneChildCaseCheck check(ctx, name(), [&](const CaseRun& run) { return judge(ctx, run, &stats); });
     // Every plan in every dtype, a few cases each (the first of each at the smallest shape): a
     // random mix would leave some (dtype, plan) pairs untried in a short run.
     // At a contract's own large shapes, each plan once (its case holds millions of elements).
@@ -311,7 +282,7 @@ class SubnormalsGate : public Gate {
     int cases = 0;
     // One plan's search; a failure's verdict (shrunk, with its replay) when it failed.
     auto search_plan = [&](const std::string& search, const std::function<Case()>& draw) -> std::optional<GateVerdict> {
-      PropertyOutcome out = run_property(ctx, search, per_plan, draw, check, 150);
+      PropertyOutcome out = run_property(ctx, search, per_plan, draw, std::ref(check), 150);
       cases += out.cases;
       if (!out.failed) return std::nullopt;
       GateVerdict v = out.verdict;
@@ -320,7 +291,8 @@ class SubnormalsGate : public Gate {
       v.evidence["cases_before_failure"] = cases;
       v.evidence["shrink_steps"] = out.shrink_steps;
       v.evidence["smallest_case"] = out.smallest.label;
-      if (have_failure && v.status != Status::HarnessError) v.replay = write_replay(ctx, name(), last_failure, v);
+      if (check.last_failure() && v.status != Status::HarnessError)
+        v.replay = write_replay(ctx, name(), *check.last_failure(), v);
       return v;
     };
     for (DType dtype : ctx.space.dtypes()) {

@@ -61,6 +61,41 @@ WorkerSession* SessionHolder::get(GateVerdict* failed) {
   return session_.get();
 }
 
+bool ends_search(const GateVerdict& v) {
+  return v.category == Category::Crash || v.category == Category::Timeout || v.category == Category::OutOfMemory ||
+         v.category == Category::LoadError;
+}
+
+OneChildCaseCheck::OneChildCaseCheck(GateContext& ctx, const std::string& gate, Judge judge)
+    : ctx_(ctx), gate_(gate), judge_(std::move(judge)), holder_(ctx, gate) {}
+
+GateVerdict OneChildCaseCheck::operator()(const Case& c) {
+  GateVerdict pass;
+  pass.name = gate_;
+  if (halted_) return pass;
+  GateVerdict failed;
+  WorkerSession* session = holder_.get(&failed);
+  if (!session) {
+    halted_ = true;
+    return failed;
+  }
+  CaseRun run = run_case(ctx_, *session, c);
+  GateVerdict v = judge_(run);
+  // Judged by what happened to the child rather than by the verdict's category: the child is gone
+  // whatever the judge made of it.
+  const auto kind = run.outcome.kind;
+  if (kind == Outcome::Kind::Died || kind == Outcome::Kind::TimedOut || kind == Outcome::Kind::OutOfMemory ||
+      kind == Outcome::Kind::LoadFailed) {
+    holder_.reset();
+    halted_ = true;
+  }
+  if (v.status != Status::Pass) {
+    last_failure_ = std::move(run);
+    have_failure_ = true;
+  }
+  return v;
+}
+
 std::recursive_mutex& rapidcheck_mutex() {
   static std::recursive_mutex m;
   return m;

@@ -27,6 +27,36 @@ class SessionHolder {
   std::unique_ptr<WorkerSession> session_;
 };
 
+// A crash, a hang, an exhausted memory limit or a failed load costs a fresh child (and for a hang
+// a whole timeout) per attempt: a search reports the first such case instead of shrinking it.
+bool ends_search(const GateVerdict& v);
+
+// The `check` of a gate that runs each case once in its one child and judges that run alone
+// (special-values, subnormals). After a case whose child died, hung, ran out of memory or would not
+// load, the child is dropped and every later case counts as passing, which ends RapidCheck's
+// shrinking. Not copyable, so that the state a search builds is never split between copies: hand
+// it to run_property as std::ref(check).
+class OneChildCaseCheck {
+ public:
+  using Judge = std::function<GateVerdict(const CaseRun&)>;
+  OneChildCaseCheck(GateContext& ctx, const std::string& gate, Judge judge);
+  OneChildCaseCheck(const OneChildCaseCheck&) = delete;
+  OneChildCaseCheck& operator=(const OneChildCaseCheck&) = delete;
+
+  GateVerdict operator()(const Case& c);
+  // The run of the last failing case (after a search, the smallest it found), or nullptr.
+  const CaseRun* last_failure() const { return have_failure_ ? &last_failure_ : nullptr; }
+
+ private:
+  GateContext& ctx_;
+  std::string gate_;
+  Judge judge_;
+  SessionHolder holder_;
+  bool halted_ = false;
+  CaseRun last_failure_;
+  bool have_failure_ = false;
+};
+
 struct PropertyOutcome {
   bool failed = false;
   GateVerdict verdict;   // the verdict of the smallest failing case (when failed)
