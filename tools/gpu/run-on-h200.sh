@@ -444,6 +444,39 @@ PY
     tar czf "$dir/trace.tgz" -C "$dir" trace && rm -rf "$dir/trace"
   fi
 }
+# GPU_QUEUE_RACE="MANIFEST ...": does a race between a kernel's streams still show when the
+# determinism and timing children get fewer hardware queues? Each manifest verified under
+# GAUNTLET_CONCURRENT_GATE_QUEUES unset (the driver's default), then each of GPU_QUEUE_RACE_QUEUES
+# (default "2 1"), over GPU_QUEUE_RACE_SEEDS (default "1 2 3"); every gate's status a run: queue-race.md.
+# Before the throughput runs: a call cut short by its timeout keeps the race, which decides whether
+# fewer queues are allowed at all.
+if [ -n "${GPU_QUEUE_RACE:-}" ]; then
+  echo "| kernel | determinism/timing queues | seed | verdict | failing gates |" > "$OUT/queue-race.md"
+  echo "|---|---|---|---|---|" >> "$OUT/queue-race.md"
+  for m in $GPU_QUEUE_RACE; do
+    for q in default ${GPU_QUEUE_RACE_QUEUES:-2 1}; do
+      for seed in ${GPU_QUEUE_RACE_SEEDS:-1 2 3}; do
+        stamp "queue race: $m, queues $q, seed $seed"
+        report="$OUT/queue-race-$(basename "$m" .json)-q$q-s$seed.json"
+        queues_env=(-u GAUNTLET_CONCURRENT_GATE_QUEUES)
+        [ "$q" = default ] || queues_env=("GAUNTLET_CONCURRENT_GATE_QUEUES=$q")
+        env "${queues_env[@]}" "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
+        python3 - "$report" "$m" "$q" "$seed" >> "$OUT/queue-race.md" <<'PY'
+import json, sys
+path, m, q, seed = sys.argv[1:5]
+try:
+    r = json.load(open(path))
+except (OSError, ValueError) as e:
+    print(f"| {m} | {q} | {seed} | unreadable: {e} | |"); sys.exit()
+bad = [f"{g['name']} {g['status']} ({g.get('category', '')}: {g.get('message', '')[:90]})"
+       for g in r.get("gates", []) if g.get("status") not in ("pass", "skip")]
+print(f"| {m} | {q} | {seed} | {r.get('verdict')} | {'; '.join(bad) or '-'} |")
+PY
+        tail -1 "$OUT/queue-race.md" | tee -a "$OUT/steps.log"
+      done
+    done
+  done
+fi
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).
   if [ -z "${CTX_SERIAL:-}" ]; then
@@ -706,37 +739,6 @@ for m in ${GPU_VERIFY_LIST:-}; do
   "$BUILD_DIR"/gauntlet verify "$m" --seed 1 "${gates[@]}" --json "$OUT/verify-$name.json" > "$OUT/verify-$name.log" 2>&1 || rc=1
   tail -20 "$OUT/verify-$name.log"
 done
-# GPU_QUEUE_RACE="MANIFEST ...": does a race between a kernel's streams still show when the
-# determinism and timing children get fewer hardware queues? Each manifest verified under
-# GAUNTLET_CONCURRENT_GATE_QUEUES unset (the driver's default), then each of GPU_QUEUE_RACE_QUEUES
-# (default "2 1"), over GPU_QUEUE_RACE_SEEDS (default "1 2 3"); every gate's status a run: queue-race.md.
-if [ -n "${GPU_QUEUE_RACE:-}" ]; then
-  echo "| kernel | determinism/timing queues | seed | verdict | failing gates |" > "$OUT/queue-race.md"
-  echo "|---|---|---|---|---|" >> "$OUT/queue-race.md"
-  for m in $GPU_QUEUE_RACE; do
-    for q in default ${GPU_QUEUE_RACE_QUEUES:-2 1}; do
-      for seed in ${GPU_QUEUE_RACE_SEEDS:-1 2 3}; do
-        stamp "queue race: $m, queues $q, seed $seed"
-        report="$OUT/queue-race-$(basename "$m" .json)-q$q-s$seed.json"
-        queues_env=(-u GAUNTLET_CONCURRENT_GATE_QUEUES)
-        [ "$q" = default ] || queues_env=("GAUNTLET_CONCURRENT_GATE_QUEUES=$q")
-        env "${queues_env[@]}" "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
-        python3 - "$report" "$m" "$q" "$seed" >> "$OUT/queue-race.md" <<'PY'
-import json, sys
-path, m, q, seed = sys.argv[1:5]
-try:
-    r = json.load(open(path))
-except (OSError, ValueError) as e:
-    print(f"| {m} | {q} | {seed} | unreadable: {e} | |"); sys.exit()
-bad = [f"{g['name']} {g['status']} ({g.get('category', '')}: {g.get('message', '')[:90]})"
-       for g in r.get("gates", []) if g.get("status") not in ("pass", "skip")]
-print(f"| {m} | {q} | {seed} | {r.get('verdict')} | {'; '.join(bad) or '-'} |")
-PY
-        tail -1 "$OUT/queue-race.md" | tee -a "$OUT/steps.log"
-      done
-    done
-  done
-fi
 if [ "${GPU_CPU_CHECK:-0}" = 1 ]; then
   stamp "verify corpus/controls/relu.json (CPU)"
   "$BUILD_DIR"/gauntlet verify corpus/controls/relu.json --seed 1 > "$OUT/verify-cpu.log" 2>&1 || rc=1
