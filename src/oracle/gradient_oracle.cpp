@@ -46,22 +46,39 @@ std::vector<at::Tensor> double_inputs(const std::vector<at::Tensor>& inputs) {
   return out;
 }
 
+// The oracle run on fresh leaves that require grad (its floating inputs): the outputs flattened
+// into one tensor, connected to `wrt`, the leaves of inputs `which`. The caller holds autograd on.
+struct GraphedOracle {
+  at::Tensor y;
+  std::vector<at::Tensor> wrt;
+  std::vector<size_t> which;
+};
+
+std::string run_graphed_oracle(const std::string& id, const std::vector<at::Tensor>& x, const AttrMap& attrs,
+                               GraphedOracle* run) {
+  std::vector<at::Tensor> leaves = x;
+  for (size_t k = 0; k < x.size(); ++k)
+    if (floating(x[k])) {
+      leaves[k] = x[k].detach().clone().requires_grad_(true);
+      run->wrt.push_back(leaves[k]);
+      run->which.push_back(k);
+    }
+  OracleResult r = run_oracle(id, leaves, attrs);
+  if (!r.ok()) return r.error;
+  run->y = flat_outputs(r);
+  if (!run->y.requires_grad()) return "the oracle's outputs are not connected to its inputs in the autograd graph";
+  return "";
+}
+
 // J[k]: [outputs, numel(input k)] by one reverse pass per output element.
 std::string autograd_jacobian(const std::string& id, const std::vector<at::Tensor>& x, const AttrMap& attrs,
                               std::vector<at::Tensor>* J) {
   at::AutoGradMode enable(true);
-  std::vector<at::Tensor> leaves = x, wrt;
-  std::vector<size_t> which;
-  for (size_t k = 0; k < x.size(); ++k)
-    if (floating(x[k])) {
-      leaves[k] = x[k].detach().clone().requires_grad_(true);
-      wrt.push_back(leaves[k]);
-      which.push_back(k);
-    }
-  OracleResult r = run_oracle(id, leaves, attrs);
-  if (!r.ok()) return r.error;
-  const at::Tensor y = flat_outputs(r);
-  if (!y.requires_grad()) return "the oracle's outputs are not connected to its inputs in the autograd graph";
+  GraphedOracle run;
+  if (std::string error = run_graphed_oracle(id, x, attrs, &run); !error.empty()) return error;
+  const at::Tensor& y = run.y;
+  const std::vector<at::Tensor>& wrt = run.wrt;
+  const std::vector<size_t>& which = run.which;
   const int64_t n = y.numel();
   J->assign(x.size(), at::Tensor());
   for (size_t w = 0; w < which.size(); ++w) (*J)[which[w]] = at::zeros({n, x[which[w]].numel()}, at::kDouble);
@@ -125,18 +142,11 @@ std::string fd_jacobian(const std::string& id, const std::vector<at::Tensor>& x,
 std::string autograd_sensitivity(const std::string& id, const std::vector<at::Tensor>& x, const AttrMap& attrs,
                                  const at::Tensor& g, std::vector<at::Tensor>* sens) {
   at::AutoGradMode enable(true);
-  std::vector<at::Tensor> leaves = x, wrt;
-  std::vector<size_t> which;
-  for (size_t k = 0; k < x.size(); ++k)
-    if (floating(x[k])) {
-      leaves[k] = x[k].detach().clone().requires_grad_(true);
-      wrt.push_back(leaves[k]);
-      which.push_back(k);
-    }
-  OracleResult r = run_oracle(id, leaves, attrs);
-  if (!r.ok()) return r.error;
-  const at::Tensor y = flat_outputs(r);
-  if (!y.requires_grad()) return "the oracle's outputs are not connected to its inputs in the autograd graph";
+  GraphedOracle run;
+  if (std::string error = run_graphed_oracle(id, x, attrs, &run); !error.empty()) return error;
+  const at::Tensor& y = run.y;
+  const std::vector<at::Tensor>& wrt = run.wrt;
+  const std::vector<size_t>& which = run.which;
   const auto G = torch::autograd::grad({y}, wrt, {g}, /*retain_graph=*/true, /*create_graph=*/true,
                                        /*allow_unused=*/true);
   sens->assign(x.size(), at::Tensor());
