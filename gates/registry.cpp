@@ -20,11 +20,11 @@ std::unique_ptr<Gate> make_provenance_gate();
 std::unique_ptr<Gate> make_timing_gate();
 
 namespace {
-// Each gate once: its name, its factory, and whether its CUDA children keep the driver's default
-// hardware queues (CUDA_DEVICE_MAX_CONNECTIONS). The others get one queue, which makes a fresh
-// context 2.6x cheaper on the H200 (docs/gpu.md) and can only take concurrency between a kernel's
-// streams away; the two gates that need it keep it: determinism (a race between streams must be
-// able to show) and timing (a kernel's own overlap is part of its time).
+// Each gate once: its name, its factory, and whether its CUDA children keep concurrent hardware
+// queues (CUDA_DEVICE_MAX_CONNECTIONS; kDefaultConcurrentGateQueues unless set). The others get
+// one queue, which makes a fresh context 2.6x cheaper on the H200 (docs/gpu.md) and can only take
+// concurrency between a kernel's streams away; the two gates that need it keep it: determinism (a
+// race between streams must be able to show) and timing (a kernel's own overlap is part of its time).
 struct GateEntry {
   const char* name;
   std::unique_ptr<Gate> (*make)();
@@ -80,14 +80,14 @@ uint32_t gate_hardware_queues(const std::string& name, uint32_t concurrent_queue
 }
 
 bool concurrent_gate_queues_from_env(uint32_t* queues, std::string* error) {
-  *queues = 0;
+  *queues = kDefaultConcurrentGateQueues;
   const char* v = std::getenv("GAUNTLET_CONCURRENT_GATE_QUEUES");
   if (!v || !*v) return true;
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 1 || n > 32) {
+  if (*end != '\0' || n < 0 || n > 32) {
     *error = "GAUNTLET_CONCURRENT_GATE_QUEUES='" + std::string(v) +
-             "': expected the determinism and timing children's hardware queues, 1 to 32";
+             "': expected the determinism and timing children's hardware queues, 1 to 32 (0: the driver's default)";
     return false;
   }
   *queues = uint32_t(n);
@@ -98,7 +98,7 @@ uint32_t gate_hardware_queues(const std::string& name) {
   static const uint32_t concurrent = [] {
     uint32_t q = 0;
     std::string ignored;  // the command line refuses a bad value before any gate runs
-    return concurrent_gate_queues_from_env(&q, &ignored) ? q : 0u;
+    return concurrent_gate_queues_from_env(&q, &ignored) ? q : kDefaultConcurrentGateQueues;
   }();
   return gate_hardware_queues(name, concurrent);
 }

@@ -76,9 +76,7 @@ std::string autograd_jacobian(const std::string& id, const std::vector<at::Tenso
   at::AutoGradMode enable(true);
   GraphedOracle run;
   if (std::string error = run_graphed_oracle(id, x, attrs, &run); !error.empty()) return error;
-  const at::Tensor& y = run.y;
-  const std::vector<at::Tensor>& wrt = run.wrt;
-  const std::vector<size_t>& which = run.which;
+  const auto& [y, wrt, which] = run;
   const int64_t n = y.numel();
   J->assign(x.size(), at::Tensor());
   for (size_t w = 0; w < which.size(); ++w) (*J)[which[w]] = at::zeros({n, x[which[w]].numel()}, at::kDouble);
@@ -144,9 +142,7 @@ std::string autograd_sensitivity(const std::string& id, const std::vector<at::Te
   at::AutoGradMode enable(true);
   GraphedOracle run;
   if (std::string error = run_graphed_oracle(id, x, attrs, &run); !error.empty()) return error;
-  const at::Tensor& y = run.y;
-  const std::vector<at::Tensor>& wrt = run.wrt;
-  const std::vector<size_t>& which = run.which;
+  const auto& [y, wrt, which] = run;
   const auto G = torch::autograd::grad({y}, wrt, {g}, /*retain_graph=*/true, /*create_graph=*/true,
                                        /*allow_unused=*/true);
   sens->assign(x.size(), at::Tensor());

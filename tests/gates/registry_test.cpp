@@ -22,9 +22,9 @@ TEST(GateRegistry, TheTwelveGatesThenTimingEachMadeByItsName) {
   EXPECT_FALSE(make_gate("no-such-gate"));
 }
 
-TEST(GateRegistry, OnlyDeterminismAndTimingKeepTheDriversHardwareQueues) {
+TEST(GateRegistry, OnlyDeterminismAndTimingKeepConcurrentHardwareQueues) {
   for (const std::string& n : gate_names())
-    EXPECT_EQ(gate_hardware_queues(n), n == "determinism" || n == "timing" ? 0u : 1u) << n;
+    EXPECT_EQ(gate_hardware_queues(n), n == "determinism" || n == "timing" ? 2u : 1u) << n;
 }
 
 // GAUNTLET_CONCURRENT_GATE_QUEUES (a measurement knob) sets the queues of the gates that keep
@@ -40,11 +40,14 @@ TEST(GateRegistry, TheConcurrentQueuesSettingIsCheckedWhenGiven) {
   std::string error;
   unsetenv("GAUNTLET_CONCURRENT_GATE_QUEUES");
   EXPECT_TRUE(concurrent_gate_queues_from_env(&q, &error));
-  EXPECT_EQ(q, 0u);
-  setenv("GAUNTLET_CONCURRENT_GATE_QUEUES", "2", 1);
-  EXPECT_TRUE(concurrent_gate_queues_from_env(&q, &error));
   EXPECT_EQ(q, 2u);
-  for (const char* bad : {"0", "33", "two", "2x"}) {
+  setenv("GAUNTLET_CONCURRENT_GATE_QUEUES", "8", 1);
+  EXPECT_TRUE(concurrent_gate_queues_from_env(&q, &error));
+  EXPECT_EQ(q, 8u);
+  setenv("GAUNTLET_CONCURRENT_GATE_QUEUES", "0", 1);  // the driver's default
+  EXPECT_TRUE(concurrent_gate_queues_from_env(&q, &error));
+  EXPECT_EQ(q, 0u);
+  for (const char* bad : {"-1", "33", "two", "2x"}) {
     setenv("GAUNTLET_CONCURRENT_GATE_QUEUES", bad, 1);
     error.clear();
     EXPECT_FALSE(concurrent_gate_queues_from_env(&q, &error)) << bad;

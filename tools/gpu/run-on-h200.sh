@@ -25,7 +25,7 @@
 #                     GPU_SPINNER_KERNELS: control names, default every CUDA control;
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound,
 #                     GPU_SPINNER_SLOTS="1 8" also with GAUNTLET_GPU_TURN_SLOTS=N)
-#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CONFIGS, GPU_TP_SEEDS,
+#   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CPU=1: CPU by process; GPU_TP_CONFIGS, GPU_TP_SEEDS,
 #                     GPU_TP_KERNELS: control names, default every CUDA control; GPU_TP_POISON="address
 #                     blocks": one batch per device poisoning, compared)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
@@ -379,8 +379,8 @@ PY
   fi
 fi
 # GPU_THROUGHPUT=1: already-built CUDA kernels through all twelve gates and timing, as kernels per
-# hour, under each of GPU_TP_CONFIGS (default: the verify default, 4x4, and the thirty-fourth
-# session's best, 8x4 under a host-wide cap of 16 gates and 3 starting contexts): PxJ is P `gauntlet verify`
+# hour, under each of GPU_TP_CONFIGS (default: 4x4 and 8x4 under the defaults, a host-wide cap of
+# 16 gates and 3 starting contexts, and 4x4 under the settings before those): PxJ is P `gauntlet verify`
 # processes at once, each with --gpu-jobs J, over the CUDA controls under GPU_TP_SEEDS seeds
 # (default 1 2 3 4; the pass path, where timing runs). 1x1 is the baseline of the same run: one
 # sandbox on the GPU at a time, start to end. Children take turns executing on the GPU
@@ -405,6 +405,12 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...  (TP_AUDIT=1: throug
   if [ "${GPU_TP_TRACE:-0}" = 1 ]; then rm -rf "$dir/trace"; mkdir -p "$dir/trace"; export GAUNTLET_TRACE_DIR="$dir/trace"; fi
   local t0; t0=$(date +%s.%N)
   local cpu0; cpu0=$(head -1 /proc/stat)  # the host's CPU time over the batch: is the host the limit?
+  # GPU_TP_CPU=1: which processes and threads used it (cpu_by_process.py, sampled every 0.2 s).
+  local cpu_sampler=""
+  if [ "${GPU_TP_CPU:-0}" = 1 ]; then
+    rm -f "$dir/cpu.stop"; python3 tools/gpu/cpu_by_process.py "$dir/cpu.stop" > "$dir/cpu-by-process.md" 2>&1 &
+    cpu_sampler=$!
+  fi
   if [ "${TP_AUDIT:-0}" = 1 ]; then
     # sh -c's $0 gauntlet, $1 lanes, $2 folder, $3 corpus, $4 gate jobs, then xargs' seed as $5.
     local lanes=1 gate_jobs=$jobs
@@ -424,6 +430,7 @@ tp_batch() {  # label processes gpu_jobs seeds manifests...  (TP_AUDIT=1: throug
   fi
   local wall; wall=$(python3 -c "import time; print(time.time() - $t0)")
   local cpu1; cpu1=$(head -1 /proc/stat)
+  if [ -n "$cpu_sampler" ]; then touch "$dir/cpu.stop"; wait "$cpu_sampler"; fi
   # shellcheck disable=SC2086  # CTX_SERIAL_QUEUES: "Q=SECONDS ..." for the other queue counts measured
   python3 tools/gpu/throughput_summary.py "$dir" "$wall" "$label" "${CTX_SERIAL:-}" "${CTX_SERIAL_ONE:-}" ${CTX_SERIAL_QUEUES:-} \
     > "$OUT/throughput-$label.md" 2>&1
@@ -437,6 +444,10 @@ print(f"host CPU over the batch: {(sum(d) - idle) / max(1, sum(d)):.0%} busy of 
 PY
   head -3 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
   tail -1 "$OUT/throughput-$label.md" | tee -a "$OUT/steps.log"
+  if [ -n "$cpu_sampler" ]; then
+    cat "$dir/cpu-by-process.md" >> "$OUT/throughput-$label.md"
+    head -12 "$dir/cpu-by-process.md" | tee -a "$OUT/steps.log"
+  fi
   if [ -n "${GAUNTLET_TRACE_DIR:-}" ]; then
     unset GAUNTLET_TRACE_DIR
     python3 tools/gpu/trace_timeline.py "$dir/trace" > "$OUT/timeline-$label.md" 2>&1
@@ -446,7 +457,7 @@ PY
 }
 # GPU_QUEUE_RACE="MANIFEST ...": does a race between a kernel's streams still show when the
 # determinism and timing children get fewer hardware queues? Each manifest verified under
-# GAUNTLET_CONCURRENT_GATE_QUEUES unset (the driver's default), then each of GPU_QUEUE_RACE_QUEUES
+# GAUNTLET_CONCURRENT_GATE_QUEUES=0 (the driver's default), then each of GPU_QUEUE_RACE_QUEUES
 # (default "2 1"), over GPU_QUEUE_RACE_SEEDS (default "1 2 3"); every gate's status a run: queue-race.md.
 # Before the throughput runs: a call cut short by its timeout keeps the race, which decides whether
 # fewer queues are allowed at all.
@@ -458,7 +469,7 @@ if [ -n "${GPU_QUEUE_RACE:-}" ]; then
       for seed in ${GPU_QUEUE_RACE_SEEDS:-1 2 3}; do
         stamp "queue race: $m, queues $q, seed $seed"
         report="$OUT/queue-race-$(basename "$m" .json)-q$q-s$seed.json"
-        queues_env=(-u GAUNTLET_CONCURRENT_GATE_QUEUES)
+        queues_env=(GAUNTLET_CONCURRENT_GATE_QUEUES=0)  # the driver's default
         [ "$q" = default ] || queues_env=("GAUNTLET_CONCURRENT_GATE_QUEUES=$q")
         env "${queues_env[@]}" "$BUILD_DIR"/gauntlet verify "$m" --seed "$seed" --quiet --json "$report" > /dev/null 2>&1
         python3 - "$report" "$m" "$q" "$seed" >> "$OUT/queue-race.md" <<'PY'
@@ -477,12 +488,15 @@ PY
     done
   done
 fi
+# The settings before the thirty-seventh session made 3 start slots, 16 gate slots and 2 queues for
+# determinism and timing the defaults: no cap on starts or gates, the driver's default queues.
+GPU_TP_BEFORE_37="GAUNTLET_GPU_START_SLOTS=0,GAUNTLET_GPU_GATE_SLOTS=0,GAUNTLET_CONCURRENT_GATE_QUEUES=0"
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).
   if [ -z "${CTX_SERIAL:-}" ]; then
-    # A variant that gives the determinism and timing children N queues (GAUNTLET_CONCURRENT_GATE_QUEUES=N)
-    # needs the price of such a context too.
-    other_queues=$(echo "${GPU_TP_CONFIGS:-} ${GPU_TP_VARIANTS:-}" | grep -o 'GAUNTLET_CONCURRENT_GATE_QUEUES=[0-9]*' | cut -d= -f2 | sort -un)
+    # The determinism and timing children's queues (2 by default, gates/registry.cpp; a variant's
+    # GAUNTLET_CONCURRENT_GATE_QUEUES=N, 0 the driver's default) need their context's price too.
+    other_queues=$( (echo 2; echo "${GPU_TP_CONFIGS:-} ${GPU_TP_VARIANTS:-}" | grep -o 'GAUNTLET_CONCURRENT_GATE_QUEUES=[0-9]*' | cut -d= -f2) | grep -v '^0$' | sort -un)
     queue_settings=(); for q in $other_queues; do queue_settings+=("LAZY + $q hardware queues"); done
     python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" "${queue_settings[@]}" > "$OUT/ctx-floor.md" 2>&1
     read_context_prices "$OUT/ctx-floor.md"
@@ -491,7 +505,7 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),
   # instead of GPU_TP_VARIANTS for it; an env: variant may set several variables, comma-separated
   # ("env:GAUNTLET_GPU_GATE_SLOTS=16,GAUNTLET_GPU_START_SLOTS=3").
-  for config_spec in ${GPU_TP_CONFIGS:-4x4 8x4/env:GAUNTLET_GPU_GATE_SLOTS=16,GAUNTLET_GPU_START_SLOTS=3}; do
+  for config_spec in ${GPU_TP_CONFIGS:-4x4 8x4 4x4/env:$GPU_TP_BEFORE_37}; do
     config=${config_spec%%/*}
     config_variants=${GPU_TP_VARIANTS:-${GPU_TP_POISON:-default}}
     [ "$config_spec" = "$config" ] || config_variants=$(echo "${config_spec#*/}" | tr / ' ')

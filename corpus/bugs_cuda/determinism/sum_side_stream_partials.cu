@@ -1,12 +1,12 @@
 // PLANTED BUG (determinism): sum over one dim in two kernels, "overlapped" across two streams. The
 // per-chunk partial sums run on a stream the kernel creates itself (cudaStreamNonBlocking, made to
 // wait for the current stream so the input is ready); the kernel that adds each slice's partials
-// into the output runs on the current stream and never waits for the side stream. Where the GPU
-// runs the two streams at once, the second kernel reads partials that are not written yet: what
-// the caching allocator left there (the gates' poison), so the result changes from call to call
-// and from process to process. Each kernel alone is exact and in a fixed order; with the streams
-// serialized (one hardware queue, or a GPU too busy to overlap them) every result is right, which
-// is why only a gate whose children keep the driver's concurrent hardware queues can see it.
+// into the output runs on the current stream and never waits for the side stream. The second
+// kernel starts while the first runs and reads partials that are not written yet: what the caching
+// allocator left there (the gates' poison), so the result changes from call to call and from
+// process to process. Each kernel alone is exact and in a fixed order. Measured on an H100: the
+// race is lost almost every time, at any number of hardware queues, one included (a single queue
+// still lets consecutive kernels of two streams run at once), so most gates see it.
 #include <torch/extension.h>
 
 #include <ATen/cuda/CUDAContext.h>

@@ -106,11 +106,18 @@ std::unique_ptr<Gate> make_gate(const std::string& name);
 // GateContext::cuda_hardware_queues for the gate: `concurrent_queues` (0: the driver's default) for
 // determinism and timing, whose CUDA children need concurrency between streams; 1 for every other.
 uint32_t gate_hardware_queues(const std::string& name, uint32_t concurrent_queues);
-// The same with GAUNTLET_CONCURRENT_GATE_QUEUES (read once; unset or invalid: 0, the driver's
-// default), a measurement knob: a live default-queue context slows every other context's creation
-// (docs/gpu.md, thirty-third session), and fewer queues may keep the streams' concurrency.
+// Determinism's and timing's hardware queues unless GAUNTLET_CONCURRENT_GATE_QUEUES says otherwise.
+// Two keep two streams running at once (the common overlap: a side stream beside the current one;
+// corpus/bugs_cuda/determinism/sum_side_stream_partials fails determinism with 2 as with the
+// driver's default 8), and a two-queue context costs about half a default one (0.100 s against
+// 0.194 s, 16 at once, H100) and slows the others' creation less: eight processes of four gates
+// ran 11% more kernels an hour (docs/gpu.md, thirty-seventh session).
+constexpr uint32_t kDefaultConcurrentGateQueues = 2;
+// The same with GAUNTLET_CONCURRENT_GATE_QUEUES (read once; unset or invalid:
+// kDefaultConcurrentGateQueues; 0: the driver's default).
 uint32_t gate_hardware_queues(const std::string& name);
-// GAUNTLET_CONCURRENT_GATE_QUEUES as given: 0 when unset; false with *error when not 1 to 32.
+// GAUNTLET_CONCURRENT_GATE_QUEUES as given: kDefaultConcurrentGateQueues when unset; false with
+// *error when not 0 to 32.
 bool concurrent_gate_queues_from_env(uint32_t* queues, std::string* error);
 // Where the gate's slot comes among waiting gates (GateSlots::acquire, lowest first): the gates
 // that take longest start first. Every gate of gate_names() has its own rank.

@@ -81,12 +81,17 @@ struct SandboxOptions {
   // thirty-first session). GAUNTLET_GPU_TURN_SLOTS overrides it (measurements).
   int gpu_turn_slots_while_overrun = 8;
   // How many CUDA children of the GPU may start CUDA at once, host-wide (gpu_slots.h); 0: no
-  // limit. GAUNTLET_GPU_START_SLOTS sets it (measurements, docs/gpu.md, thirty-third session).
-  int gpu_start_slots = 0;
+  // limit. The driver makes contexts one after another, and each costs more the more are made at
+  // once: with 3, eight processes of four gates ran at 84-85% of the context ceiling on an H100
+  // against 73% unlimited and 81% with 4 (docs/gpu.md, thirty-fourth session), and a spinning
+  // kernel beside an audit kept the controls at 87% of their speed alone (thirty-seventh).
+  // GAUNTLET_GPU_START_SLOTS overrides it.
+  int gpu_start_slots = 3;
   // How many CUDA gates of the GPU may run at once, host-wide, over every gauntlet process
-  // (gpu_slots.h, GpuSlot::kGate); 0: no cap beyond each process's own --gpu-jobs.
-  // GAUNTLET_GPU_GATE_SLOTS sets it (measurements, docs/gpu.md, thirty-fourth session).
-  int gpu_gate_slots = 0;
+  // (gpu_slots.h, GpuSlot::kGate); 0: no cap beyond each process's own --gpu-jobs. 16 keeps the
+  // driver busy without more contexts alive than it makes cheaply (24: 2-3 points less; the same
+  // measurements). GAUNTLET_GPU_GATE_SLOTS overrides it.
+  int gpu_gate_slots = 16;
   // A load holding a start slot longer than this gives it up (gpu_slots.h): a context takes
   // 0.1-0.3 s to make with few starting at once (H100, thirty-third session), a hung load forever.
   double gpu_start_slot_bound_seconds = 3.0;
