@@ -1,6 +1,8 @@
 // The kernel report's environment: where the kernel ran and how its CUDA children used the GPU.
 #include "kernel_environment.h"
 
+#include <cstdlib>
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -20,6 +22,9 @@ nlohmann::json environment_json(const Launcher& launcher, const std::string& san
   env["host"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
   env["cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
   env["device"] = device;
+  // The parent's OpenMP idle threads: PASSIVE unless the caller chose (src/main/passive_openmp.cpp).
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  env["openmp_wait_policy"] = wait_policy && *wait_policy ? wait_policy : "default";
   if (device == "cuda") {
     // The GPU as the worker child saw it (the parent never initializes CUDA); absent when no
     // child loaded the kernel (a build error).
