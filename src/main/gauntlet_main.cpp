@@ -20,7 +20,6 @@
 #include "gauntlet/common/interrupt.h"
 #include "gauntlet/kernelbench/kernelbench.h"
 #include "crash_report.h"
-#include "passive_openmp.h"
 #include "kernel_flags.h"
 #include "gauntlet/oracle/oracle.h"
 #include "gauntlet/run/replay.h"
@@ -398,7 +397,6 @@ int run_command(Commands& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  reexec_with_passive_openmp(argv);
   install_crash_report();
   CLI::App app{"gauntlet: adversarial correctness verifier and fuzzer for GPU kernels"};
   app.set_version_flag("--version", std::string("gauntlet ") + GAUNTLET_VERSION_STRING);
