@@ -83,8 +83,8 @@ struct SandboxOptions {
   // How many CUDA children of the GPU may start CUDA at once, host-wide (gpu_slots.h); 0: no
   // limit. The driver makes contexts one after another, and each costs more the more are made at
   // once: with 3, eight processes of four gates ran at 84-85% of the context ceiling on an H100
-  // against 73% unlimited and 81% with 4 (docs/gpu.md, thirty-fourth session), and a spinning
-  // kernel beside an audit kept the controls at 87% of their speed alone (thirty-seventh).
+  // against 73% unlimited and 81% with 4 (docs/gpu.md, thirty-fourth session); beside a spinning
+  // kernel an audit kept 74-87% of its speed alone (three runs, thirty-seventh).
   // GAUNTLET_GPU_START_SLOTS overrides it.
   int gpu_start_slots = 3;
   // How many CUDA gates of the GPU may run at once, host-wide, over every gauntlet process
