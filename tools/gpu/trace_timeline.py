@@ -119,6 +119,13 @@ def analyse(rows):
             idle[i] = False
     idle_bins = sum(idle)
     r["idle_s"] = idle_bins * BIN_NS / 1e9
+    # Where in the batch the idle time lies, by tenth of the wall: in its first and last tenths it is
+    # the batch's ramp and tail (fewer kernels in flight), which a longer batch makes a smaller share.
+    tenths = [0.0] * 10
+    for i, is_idle in enumerate(idle):
+        if is_idle:
+            tenths[i * 10 // bins] += BIN_NS / 1e9
+    r["idle_by_tenth"] = tenths
     r["during_idle"] = {}
     for kind in ("gate", "spawn", "load", "child_cuda_init", "child_first_poison", "child_preload", "call",
                  "turn_wait", "gate_slot_wait", "session"):
@@ -183,6 +190,9 @@ def report(r):
                f"{r['driver_s_a_child']:.4f} s a child")
     out.append("children alive past their load (mean at once), by hardware queues: " +
                (", ".join(f"{q or 'unknown'} {v:.2f}" for q, v in r["alive_after_load"].items()) or "none"))
+    t = r["idle_by_tenth"]
+    out.append("neither busy, by tenth of the wall (s): " + " ".join(f"{x:.2f}" for x in t) +
+               f"; in the first and last tenths (the batch's ramp and tail) {t[0] + t[-1]:.2f} s of {sum(t):.2f}")
     d = r["during_idle"]
     out.append("while neither was busy, on average: " + ", ".join(f"{k} {v:.2f}" for k, v in d.items()))
     out += ["", "| gate | runs | slot s a run | GPU gate slot wait | start slot waits | starting (spawn, load) | "
@@ -220,6 +230,8 @@ def self_test():
         (abs(r["both_coverage"] - 0.03) < 1e-9, "overlap 85-88"),
         (abs(r["either_coverage"] - 0.46) < 1e-9, "union"),
         (abs(r["idle_s"] - 0.054) < 1e-9, "neither: 100 - 46 ms"),
+        (all(abs(a - b) < 1e-9 for a, b in zip(r["idle_by_tenth"], [x / 1000 for x in (10, 5, 0, 5, 10, 4, 10, 5, 0, 5)])),
+         "idle by tenth: 0-15, 35-52, 58-75 and 95-100 ms"),
         (abs(r["gates"]["contract"]["starting"] - 0.040) < 1e-9, "spawn + load"),
         (abs(r["gates"]["contract"]["calls"] - 0.030) < 1e-9, "calls"),
         (abs(r["gates"]["contract"]["turn_waits"] - 0.005) < 1e-9, "turn wait inside a call"),
