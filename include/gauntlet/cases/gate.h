@@ -109,9 +109,10 @@ uint32_t gate_hardware_queues(const std::string& name, uint32_t concurrent_queue
 // Determinism's and timing's hardware queues unless GAUNTLET_CONCURRENT_GATE_QUEUES says otherwise.
 // Two keep two streams running at once (the common overlap: a side stream beside the current one;
 // corpus/bugs_cuda/determinism/sum_side_stream_partials fails determinism with 2 as with the
-// driver's default 8, and with 1: that race is lost at any count), and a two-queue context costs about half a default one (0.100 s against
-// 0.194 s, 16 at once, H100) and slows the others' creation less: eight processes of four gates
-// ran 11% more kernels an hour (docs/gpu.md, thirty-seventh session).
+// driver's default 8, and with 1: that race is lost at any count), and a two-queue context costs
+// about half a default one (0.100 s against 0.194 s, 16 at once, H100) and slows the others'
+// creation less: eight processes of four gates ran 11% more kernels an hour (docs/gpu.md,
+// thirty-seventh session).
 constexpr uint32_t kDefaultConcurrentGateQueues = 2;
 // The same with GAUNTLET_CONCURRENT_GATE_QUEUES (read once; unset or invalid:
 // kDefaultConcurrentGateQueues; 0: the driver's default).
