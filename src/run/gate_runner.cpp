@@ -161,18 +161,18 @@ bool GateRunner::run_in_slot(size_t i, const std::vector<std::string>& earlier_f
 // holds its own slot here, and let go before it waits for any other, so that no two gates can
 // each hold what the other waits for. Nothing when the cap is off or the kernel is on the CPU
 // (a fake device's CPU children take them as CUDA children do, for tests).
-std::unique_ptr<GpuSlot> GateRunner::gpu_gate_slot() const {
+std::unique_ptr<GpuSlot> GateRunner::gpu_gate_slot(const std::string& gate) const {
   const SandboxOptions& o = base_.launcher.options();
   if (o.gpu_gate_slots <= 0) return nullptr;
   const std::string lock = gpu_turn_lock_for(o, cuda_);
   if (lock.empty()) return nullptr;
-  return std::make_unique<GpuSlot>(lock, GpuSlot::kGate, o.gpu_gate_slots);
+  return take_gpu_gate_slot(lock, o.gpu_gate_slots, gate_start_rank(gate));
 }
 
 // One run of the whole gate inside the audit lane's gate section (left on every way out, a
 // harness exception included).
 GateVerdict GateRunner::run_in_section(GateRun& run) {
-  const CurrentGateSlot gpu_slot(gpu_gate_slot());  // an overrunning child gives it up
+  const CurrentGateSlot gpu_slot(gpu_gate_slot(run.name));  // an overrunning child gives it up
   struct Section {
     const std::function<void(bool)>& hook;
     explicit Section(const std::function<void(bool)>& h) : hook(h) { if (hook) hook(true); }
@@ -223,7 +223,7 @@ void GateRunner::confirm_if_needed(GateRun& run, GateVerdict* v) {
     const bool has_case = deciding_case(*v, &decider);
     *v = confirm_failure(*v, [&] {
       if (!has_case) return run_in_section(run);  // no recorded case: the whole gate, once more
-      const CurrentGateSlot gpu_slot(gpu_gate_slot());
+      const CurrentGateSlot gpu_slot(gpu_gate_slot(run.name));
       GateContext ctx = copy_of_base();
       ctx.cuda_hardware_queues = gate_hardware_queues(run.name);
       return run.gate->check_one(ctx, decider);

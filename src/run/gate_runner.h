@@ -38,7 +38,7 @@ class GateRunner {
   GateVerdict verdict_without_running(const std::string& name) const;
   bool run_in_slot(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive, GateVerdict* v);
   GateVerdict run_in_section(GateRun& run);
-  std::unique_ptr<GpuSlot> gpu_gate_slot() const;
+  std::unique_ptr<GpuSlot> gpu_gate_slot(const std::string& gate) const;
   void rerun_shared_error_alone(GateRun& run, bool* exclusive, GateVerdict* v);
   void confirm_if_needed(GateRun& run, GateVerdict* v);
   void record_time(const GateRun& run, GateVerdict* v) const;

@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "gauntlet/sandbox/gpu_slots.h"
+
 namespace gauntlet {
 
 template <class Ready>
@@ -41,5 +43,24 @@ void GateSlots::release_all() {
   exclusive_ = false;
   cv_.notify_all();
 }
+
+namespace {
+GateSlots& gpu_gate_slot_line() {
+  static GateSlots line(1);  // one gate of the process in the host's line at a time
+  return line;
+}
+}  // namespace
+
+std::unique_ptr<GpuSlot> take_gpu_gate_slot(const std::string& turn_lock, int slots, int rank) {
+  GateSlots& line = gpu_gate_slot_line();
+  line.acquire(rank);
+  struct Leave {
+    GateSlots& line;
+    ~Leave() { line.release(); }
+  } leave{line};
+  return std::make_unique<GpuSlot>(turn_lock, GpuSlot::kGate, slots);
+}
+
+int gpu_gate_slot_line_waiting() { return gpu_gate_slot_line().waiting(); }
 
 }  // namespace gauntlet

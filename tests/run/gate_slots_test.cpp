@@ -1,4 +1,5 @@
-// Gate slots: a kernel's gates in flight, the timing gate's exclusive hold, slots lent by idle processes.
+// Gate slots: a kernel's gates in flight, the timing gate's exclusive hold, slots lent by idle
+// processes, and the host-wide GPU gate slots entered lowest rank first.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -11,6 +12,8 @@
 #include <thread>
 
 #include "gauntlet/run/verify.h"
+#include "gauntlet/sandbox/file_lock.h"
+#include "gauntlet/sandbox/gpu_slots.h"
 
 namespace gauntlet {
 namespace {
@@ -85,6 +88,36 @@ TEST(GateSlots, WaitingGatesGetTheirSlotsLowestRankFirst) {
   slots.release();
   for (std::thread& t : waiting) t.join();
   EXPECT_EQ(order, (std::vector<int>{1, 3, 5}));
+}
+
+// With every host-wide GPU gate slot held, a process's gates waiting for one get it lowest rank
+// first, whatever order they arrived in (the host's own line, a file lock, keeps no ranks).
+TEST(GateSlots, GpuGateSlotsGoToTheProcesssGatesLowestRankFirst) {
+  const std::string lock = ::testing::TempDir() + "/ranked-gate-slots-" + std::to_string(getpid()) + ".lock";
+  auto held_elsewhere = std::make_unique<GpuSlot>(lock, GpuSlot::kGate, 1);
+  ASSERT_TRUE(held_elsewhere->held());
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread> waiting;
+  const auto wait_for_slot = [&](int rank) {
+    waiting.emplace_back([&, rank] {
+      std::unique_ptr<GpuSlot> slot = take_gpu_gate_slot(lock, 1, rank);
+      EXPECT_TRUE(slot->held());
+      std::lock_guard<std::mutex> guard(mu);
+      order.push_back(rank);
+    });  // the slot goes with the thread's end, to the next
+  };
+  wait_for_slot(5);
+  // The first is in the host's line once it holds the line's queue lock (gpu_slots.cpp).
+  for (FileLock probe; probe.try_lock(lock + ".gateq", FileLock::Mode::Exclusive); probe.unlock())
+    std::this_thread::sleep_for(1ms);
+  wait_for_slot(3);
+  while (gpu_gate_slot_line_waiting() < 1) std::this_thread::sleep_for(1ms);
+  wait_for_slot(1);
+  while (gpu_gate_slot_line_waiting() < 2) std::this_thread::sleep_for(1ms);
+  held_elsewhere.reset();
+  for (std::thread& t : waiting) t.join();
+  EXPECT_EQ(order, (std::vector<int>{5, 1, 3}));
 }
 
 TEST(GateSlots, SlotsLentByAnotherProcessAddToTheOwnOnes) {

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 
 namespace gauntlet {
+
+class GpuSlot;  // gauntlet/sandbox/gpu_slots.h
 
 // Gate processes in flight, shared by every kernel verified at once (audit --jobs). A correctness
 // gate holds one slot; the timing gate holds them all (it must have the CPU cores and the GPU to
@@ -51,5 +55,14 @@ class GateSlots {
   bool exclusive_ = false;
   int exclusive_waiting_ = 0;
 };
+
+// One of a GPU's host-wide gate slots (GpuSlot::kGate, `slots` of them beside `turn_lock`), for a
+// gate of rank `rank` (gate_start_rank). The host's waiters line up on a file lock in no order of
+// rank, so with more gates of a process waiting than the host has slots free, the longest gates
+// could start last and leave a kernel's end to one long gate: a process's gates therefore enter
+// the host's line one at a time, lowest rank first, as they take this process's own slots.
+std::unique_ptr<GpuSlot> take_gpu_gate_slot(const std::string& turn_lock, int slots, int rank);
+// This process's gates waiting to enter the host's line (tests wait for them to be queued).
+int gpu_gate_slot_line_waiting();
 
 }  // namespace gauntlet
