@@ -94,14 +94,16 @@ bool concurrent_gate_queues_from_env(uint32_t* queues, std::string* error) {
   return true;
 }
 
-uint32_t gate_hardware_queues(const std::string& name) {
+uint32_t concurrent_gate_queues() {
   static const uint32_t concurrent = [] {
     uint32_t q = 0;
     std::string ignored;  // the command line refuses a bad value before any gate runs
     return concurrent_gate_queues_from_env(&q, &ignored) ? q : kDefaultConcurrentGateQueues;
   }();
-  return gate_hardware_queues(name, concurrent);
+  return concurrent;
 }
+
+uint32_t gate_hardware_queues(const std::string& name) { return gate_hardware_queues(name, concurrent_gate_queues()); }
 
 std::vector<std::unique_ptr<Gate>> all_gates() {
   std::vector<std::unique_ptr<Gate>> gates;

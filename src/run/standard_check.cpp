@@ -7,8 +7,9 @@
 #include <chrono>
 #include <exception>
 
-#include "gauntlet/run/verify.h"
+#include "gauntlet/cases/gate.h"
 #include "gauntlet/common/wire.h"
+#include "gauntlet/run/verify.h"
 
 namespace gauntlet {
 namespace {
@@ -76,25 +77,34 @@ StandardCheck kernelbench_check(const KernelManifest& given, Launcher& launcher)
   req.build_dir = m.module_build_dir;
   req.device = m.device;
   req.poison_byte = 0;  // KernelBench runs without a poisoned heap
+  if (req.device == "cuda") req.hardware_queues = concurrent_gate_queues();
+  const auto counted = [&req](StandardCheck c) {  // the check's child started, whatever it said
+    c.children = 1;
+    c.hardware_queues = req.hardware_queues;
+    return c;
+  };
   Outcome o = session->load(req);
-  if (o.kind != Outcome::Kind::Ok) return from_failed_child("loading the module", o);
+  if (o.kind != Outcome::Kind::Ok) return counted(from_failed_child("loading the module", o));
   // The trials are one request: --timeout bounds them as it bounds a gate's case, and on a GPU
   // the request takes the GPU's turn (gpu_turn.h) as a timing request does.
   std::string reply;
   o = session->exchange(wire::FrameType::Check, "", wire::FrameType::CheckReply, &reply);
-  if (o.kind != Outcome::Kind::Ok) return from_failed_child("KernelBench's trials", o);
+  if (o.kind != Outcome::Kind::Ok) return counted(from_failed_child("KernelBench's trials", o));
   session->finish();
   auto parsed = standard_check_from_json(nlohmann::json::parse(reply, nullptr, false));
-  if (!parsed) return said("error", "harness: the standard check's child answered no verdict", kKernelBench);
+  if (!parsed) return counted(said("error", "harness: the standard check's child answered no verdict", kKernelBench));
   parsed->check = kKernelBench;
-  return *parsed;
+  return counted(*parsed);
 }
 
 StandardCheck manifest_check(const KernelManifest& m, Launcher& launcher) {
   std::string error;
   auto r = kb_style_check(m, launcher, &error);
   if (!r) return said("error", error, kKbCheck);
-  return said(r->accepted ? "accept" : "reject", r->reason, kKbCheck);
+  StandardCheck c = said(r->accepted ? "accept" : "reject", r->reason, kKbCheck);
+  c.children = r->children;
+  c.hardware_queues = r->hardware_queues;
+  return c;
 }
 
 }  // namespace
@@ -113,7 +123,9 @@ StandardCheck run_standard_check(const KernelManifest& manifest, Launcher& launc
 }
 
 nlohmann::json standard_check_to_json(const StandardCheck& c) {
-  return {{"verdict", c.verdict}, {"reason", c.reason}, {"check", c.check}, {"seconds", c.seconds}};
+  nlohmann::json j = {{"verdict", c.verdict}, {"reason", c.reason}, {"check", c.check}, {"seconds", c.seconds}};
+  if (c.children > 0) j["children"] = c.children, j["hardware_queues"] = c.hardware_queues;
+  return j;
 }
 
 std::optional<StandardCheck> standard_check_from_json(const nlohmann::json& j) {
@@ -124,6 +136,13 @@ std::optional<StandardCheck> standard_check_from_json(const nlohmann::json& j) {
   if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"].get<std::string>();
   if (j.contains("check") && j["check"].is_string()) c.check = j["check"].get<std::string>();
   if (j.contains("seconds") && j["seconds"].is_number()) c.seconds = j["seconds"].get<double>();
+  const auto count = [&j](const char* key) {  // a count stored by standard_check_to_json; 0 otherwise
+    return j.contains(key) && j[key].is_number_integer() && j[key].get<int64_t>() >= 0 && j[key].get<int64_t>() <= 1024
+               ? int(j[key].get<int64_t>())
+               : 0;
+  };
+  c.children = count("children");
+  c.hardware_queues = uint32_t(count("hardware_queues"));
   return c;
 }
 

@@ -241,7 +241,10 @@ std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Laun
     dtype = space.dtypes()[0];
   }
   GateContext ctx{*schema, built, space, launcher, build.so_path, build.source_hash, "", 0, 1, "", "", {}, {}, {}};
+  ctx.cuda_hardware_queues = concurrent_gate_queues();  // a CUDA child's only (gate_support.cpp)
   GateVerdict failed;
+  result.children = 1;
+  if (built.device == "cuda") result.hardware_queues = ctx.cuda_hardware_queues;
   auto session = open_session(ctx, "kbcheck", &failed);
   if (!session) return (result.reason = failed.message, result);
   for (int trial = 0; trial < 5; ++trial) {

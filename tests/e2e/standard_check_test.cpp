@@ -125,6 +125,9 @@ TEST(Audit, StandardCheckIsStoredBesideGauntletsVerdictAndCountedInTheSummary) {
     EXPECT_EQ(c.value("verdict", ""), want.first) << entry << ": " << c.dump();
     EXPECT_EQ(c.value("check", ""), want.second) << entry;
     EXPECT_GT(c.value("seconds", 0.0), 0.0) << entry;
+    // Its one child, a CPU one here (no CUDA hardware queues): what an audit's throughput counts.
+    EXPECT_EQ(c.value("children", -1), 1) << entry << ": " << c.dump();
+    EXPECT_EQ(c.value("hardware_queues", -1), 0) << entry;
   }
   EXPECT_NE(checks["exact_sum.py"].value("reason", "").find("allclose(atol=rtol=1e-2) fails"), std::string::npos);
   EXPECT_EQ(db_scalar(db, "SELECT count(*) FROM kernels WHERE standard_check IS NOT NULL"), 8);

@@ -11,6 +11,8 @@
 
 #include "gauntlet/schema/manifest.h"
 #include "gauntlet/sandbox/sandbox.h"
+#include "gauntlet/cases/gate.h"
+#include "gauntlet/run/standard_check.h"
 #include "gauntlet/run/verify.h"
 
 namespace gauntlet {
@@ -49,6 +51,23 @@ TEST(CudaPipeline, ReluControlPassesEveryGateOnTheGpu) {
   for (const GateVerdict& v : report->gates)
     EXPECT_TRUE(v.status == Status::Pass || v.status == Status::Skip)
         << v.name << " " << status_name(v.status) << ": " << v.message;
+}
+
+// The field's standard check of a CUDA kernel (an audit runs it for every kernel): its one child gets
+// the concurrent gates' hardware queues (2 unless GAUNTLET_CONCURRENT_GATE_QUEUES says otherwise),
+// not the driver's default, whose context cost twice as much (docs/gpu.md, thirty-eighth session).
+TEST(CudaPipeline, TheStandardChecksChildTakesTheConcurrentGatesQueues) {
+  const std::string why = why_no_cuda();
+  if (!why.empty()) GTEST_SKIP() << why;
+  std::string error;
+  auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/controls_cuda/relu.json", &error);
+  ASSERT_TRUE(m) << error;
+  Launcher launcher{SandboxOptions{}};
+  const StandardCheck check = run_standard_check(*m, launcher);
+  EXPECT_EQ(check.verdict, "accept") << check.reason;
+  EXPECT_EQ(check.children, 1);
+  EXPECT_EQ(check.hardware_queues, concurrent_gate_queues());
+  if (!std::getenv("GAUNTLET_CONCURRENT_GATE_QUEUES")) EXPECT_EQ(check.hardware_queues, 2u);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The KernelBench-style check runs the build verify made: a kernel with a backward entry must not be
-// built a second time for it (on the GPU host each such build is an nvcc run of ~28 s a kernel).
+// built a second time for it (on the GPU host each such build is an nvcc run of ~28 s a kernel); it
+// says how many children it started.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -59,6 +60,9 @@ TEST(KbCheckBuild, TheCheckFindsVerifysBuildOfAKernelWithABackwardEntry) {
   ASSERT_TRUE(check) << error;
   EXPECT_TRUE(check->accepted) << check->reason;
   EXPECT_TRUE(check->build_cache_hit) << "the check built the kernel again instead of running verify's build";
+  // One child for its trials, a CPU one: no CUDA hardware queues (the CUDA count: cuda_pipeline_test).
+  EXPECT_EQ(check->children, 1);
+  EXPECT_EQ(check->hardware_queues, 0u);
 }
 
 TEST(KbCheckBuild, VerifyAndTheCheckAskForTheSameEntries) {

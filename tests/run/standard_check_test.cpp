@@ -42,6 +42,15 @@ TEST(StandardCheck, JsonRoundTripsAndRefusesUnknownVerdicts) {
   EXPECT_EQ(back->reason, c.reason);
   EXPECT_EQ(back->check, "kernelbench");
   EXPECT_DOUBLE_EQ(back->seconds, 1.25);
+  EXPECT_EQ(back->children, 0);
+  EXPECT_FALSE(gauntlet::standard_check_to_json(c).contains("children")) << "no child, no count (the older stored form)";
+  // The child it started and that child's CUDA hardware queues, what throughput_summary.py prices.
+  c.children = 1;
+  c.hardware_queues = 2;
+  back = gauntlet::standard_check_from_json(gauntlet::standard_check_to_json(c));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->children, 1);
+  EXPECT_EQ(back->hardware_queues, 2u);
   EXPECT_FALSE(gauntlet::standard_check_from_json({{"verdict", "maybe"}}));
   EXPECT_FALSE(gauntlet::standard_check_from_json({{"reason", "no verdict"}}));
   EXPECT_FALSE(gauntlet::standard_check_from_json(json("accept")));

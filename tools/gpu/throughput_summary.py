@@ -19,15 +19,25 @@ import statistics
 import sys
 
 
+def started_children(report):
+    """(children, hardware queues) of each part of a kernel run that started CUDA children: its gates
+    and, in an audit's reports, the field's standard check (one child a kernel, its queues stored
+    beside its verdict; a check stored before those counts, or not run, has none)."""
+    for g in report.get("gates", []):
+        time_ = g.get("evidence", {}).get("time", {})
+        yield time_.get("children", 0), time_.get("hardware_queues", 0)
+    check = report.get("standard_check")
+    if isinstance(check, dict):
+        yield check.get("children", 0), check.get("hardware_queues", 0)
+
+
 def context_floor(reports, price):
-    """The contexts' serial cost summed over the kernel runs, each child priced by its gate's hardware
-    queues (price: queues -> seconds, 0 the driver's default), and the queue counts that had children
-    but no price (then the sum is not a floor)."""
+    """The contexts' serial cost summed over the kernel runs, each child priced by its hardware queues
+    (price: queues -> seconds, 0 the driver's default), and the queue counts that had children but no
+    price (then the sum is not a floor)."""
     floor_s, unpriced = 0.0, set()
     for r in reports:
-        for g in r.get("gates", []):
-            time_ = g.get("evidence", {}).get("time", {})
-            children, queues = time_.get("children", 0), time_.get("hardware_queues", 0)
+        for children, queues in started_children(r):
             if children and queues not in price:
                 unpriced.add(queues)
             floor_s += children * price.get(queues, 0.0)
@@ -48,6 +58,13 @@ def self_test():
     default = {"gates": [gate("determinism", 0, 2)]}
     floor_s, unpriced = context_floor([default], {0: 0.2, 1: 0.08})
     checks.append((abs(floor_s - 0.4) < 1e-12 and not unpriced, f"default queues at the default price: {floor_s}"))
+    # An audit's report: the standard check's child is one more context, at its own queues' price.
+    audited = dict(kernel, standard_check={"verdict": "accept", "children": 1, "hardware_queues": 0})
+    floor_s, unpriced = context_floor([audited], price)
+    checks.append((abs(floor_s - (5 * 0.08 + 3 * 0.1 + 0.2)) < 1e-12 and not unpriced, f"the standard check's child: {floor_s}"))
+    older = dict(kernel, standard_check={"verdict": "accept"})  # stored before the counts: no child known
+    floor_s, _ = context_floor([older], price)
+    checks.append((abs(floor_s - (5 * 0.08 + 3 * 0.1)) < 1e-12, f"a check without counts: {floor_s}"))
     failed = [what for ok, what in checks if not ok]
     if failed:
         print("throughput_summary self-test failed: " + ", ".join(failed))
@@ -99,7 +116,7 @@ def main():
     turns = [r.get("environment", {}).get("gpu_turns", {}) for r in reports]
     runs = len(reports)
     print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
-    children_per_kernel = parts["children"] / runs
+    children_per_kernel = sum(c for r in reports for c, _ in started_children(r)) / runs  # the check's too
     if unpriced:
         print(f"no ceiling: contexts of {sorted(unpriced)} hardware queues have no cost measured in this run")
     elif context_s > 0 and floor_s > 0:

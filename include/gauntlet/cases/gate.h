@@ -117,6 +117,11 @@ constexpr uint32_t kDefaultConcurrentGateQueues = 2;
 // The same with GAUNTLET_CONCURRENT_GATE_QUEUES (read once; unset or invalid:
 // kDefaultConcurrentGateQueues; 0: the driver's default).
 uint32_t gate_hardware_queues(const std::string& name);
+// Determinism's and timing's count as GAUNTLET_CONCURRENT_GATE_QUEUES sets it: also the field's
+// standard check's (kbcheck, KernelBench's eval in an audit), which runs a kernel as the field
+// does, its side streams beside the current one, and which a default-queue context made the
+// dearest child of an audited kernel (0.208 s against 0.108 with 2, H100, thirty-eighth session).
+uint32_t concurrent_gate_queues();
 // GAUNTLET_CONCURRENT_GATE_QUEUES as given: kDefaultConcurrentGateQueues when unset; false with
 // *error when not 0 to 32.
 bool concurrent_gate_queues_from_env(uint32_t* queues, std::string* error);

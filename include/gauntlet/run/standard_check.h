@@ -20,6 +20,11 @@ struct StandardCheck {
   // "kbcheck": a manifest's kernel on U[0,1) inputs at one shape against the library op.
   std::string check;
   double seconds = 0;
+  // Sandboxed children it started (one for its trials, once that child was spawned) and that
+  // child's CUDA hardware queues (concurrent_gate_queues; 0: a CPU child or the driver's default):
+  // what the check adds to an audited kernel's fresh contexts (tools/gpu/throughput_summary.py).
+  int children = 0;
+  uint32_t hardware_queues = 0;
 };
 
 // Runs the check that the field would have run on this kernel, in sandboxed children of
@@ -31,8 +36,9 @@ struct StandardCheck {
 // Never throws; what goes wrong in gauntlet is an "error" verdict with the reason.
 StandardCheck run_standard_check(const KernelManifest& manifest, Launcher& launcher);
 
-// The stored form: {"verdict", "reason", "check", "seconds"}; and back (nullopt when `j` is not an
-// object whose verdict is accept, reject or error).
+// The stored form: {"verdict", "reason", "check", "seconds"}, with "children" and "hardware_queues"
+// once a child started; and back (nullopt when `j` is not an object whose verdict is accept,
+// reject or error; the two counts 0 when absent, as in databases from before them).
 nlohmann::json standard_check_to_json(const StandardCheck& c);
 std::optional<StandardCheck> standard_check_from_json(const nlohmann::json& j);
 

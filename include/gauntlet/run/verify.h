@@ -99,6 +99,8 @@ struct KbCheckResult {
   bool accepted = false;
   std::string reason;
   bool build_cache_hit = false;  // the check ran the build verify made (or would make), not its own
+  int children = 0;              // sandboxed children it started: 1 once it reached its trials' child
+  uint32_t hardware_queues = 0;  // that child's CUDA hardware queues (concurrent_gate_queues); 0: CPU
 };
 std::optional<KbCheckResult> kb_style_check(const KernelManifest& manifest, Launcher& launcher, std::string* error);
 
