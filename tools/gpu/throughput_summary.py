@@ -44,6 +44,27 @@ def context_floor(reports, price):
     return floor_s, unpriced
 
 
+def steady_state(spans):
+    """A verify batch's steady state from its processes' (start, end): from the moment the most of them
+    ran at once (the P-th start) to the last one's start, P processes were always in flight, as
+    xargs -P replaces each that ends; before it is the batch's ramp, after it its tail. Returns
+    (window seconds, kernel runs done in it, each counted by the share of its wall inside), or None
+    when the batch never had two in flight."""
+    events = sorted([(t0, 1) for t0, _ in spans] + [(t1, -1) for _, t1 in spans], key=lambda e: (e[0], e[1]))
+    running = most = 0
+    for _, step in events:
+        running += step
+        most = max(most, running)
+    starts = sorted(t0 for t0, _ in spans)
+    if most < 2 or len(starts) < most:
+        return None
+    a, b = starts[most - 1], starts[-1]
+    if b <= a:
+        return None
+    done = sum(max(0.0, min(t1, b) - max(t0, a)) / (t1 - t0) for t0, t1 in spans if t1 > t0)
+    return b - a, done
+
+
 def self_test():
     """The ceiling's arithmetic on made-up reports: each queue count at its own price, none without one."""
     gate = lambda name, queues, children: {"name": name, "evidence": {"time": {"children": children, "hardware_queues": queues}}}
@@ -65,6 +86,11 @@ def self_test():
     older = dict(kernel, standard_check={"verdict": "accept"})  # stored before the counts: no child known
     floor_s, _ = context_floor([older], price)
     checks.append((abs(floor_s - (5 * 0.08 + 3 * 0.1)) < 1e-12, f"a check without counts: {floor_s}"))
+    # Two in flight from t=1 (the second start) to t=11 (the last start): 0.9 + 1.0 + 0.1 + 0 runs.
+    window = steady_state([(0, 10), (1, 11), (10, 20), (11, 21)])
+    checks.append((window is not None and abs(window[0] - 10) < 1e-12 and abs(window[1] - 2.0) < 1e-12,
+                   f"steady state {window}"))
+    checks.append((steady_state([(0, 5), (5, 10)]) is None, "one at a time has no steady state"))
     failed = [what for ok, what in checks if not ok]
     if failed:
         print("throughput_summary self-test failed: " + ", ".join(failed))
@@ -200,7 +226,7 @@ def main():
               f"in flight {total['reply_in_flight_seconds'] / n:.3f}; the spawn before it (launcher, zygote, clone) "
               f"{(parts['spawn_seconds'] - total['load_total_seconds']) / kids:.3f}")
     # verify batches: each process's wall (walls/NAME.txt: start end) against its report's seconds.
-    outside = []
+    outside, spans = [], []
     for path in sorted(glob.glob(os.path.join(folder, "walls", "*.txt"))):
         name = os.path.splitext(os.path.basename(path))[0]
         try:
@@ -211,6 +237,14 @@ def main():
         except (OSError, ValueError):
             continue
         outside.append((t1 - t0, reported))
+        spans.append((t0, t1))
+    window = steady_state(spans) if spans else None
+    if window and context_s > 0 and floor_s > 0 and not unpriced:
+        # The whole batch's share includes its ramp and tail, which a corpus of thousands pays once.
+        seconds, done = window
+        rate = done / seconds * 3600
+        print(f"steady state (every process in flight, {seconds:.1f} s of the {wall:.1f} s wall): {rate:.0f} kernels/hour, "
+              f"{rate / (3600 / (floor_s / runs)):.0%} of the ceiling; the ramp and tail are the rest of the wall")
     if outside:
         walls = [w for w, _ in outside]
         gaps = [w - r for w, r in outside]
