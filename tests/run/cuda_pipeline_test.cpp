@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -33,11 +34,15 @@ std::string why_no_cuda() {
   return "";
 }
 
+std::optional<KernelManifest> cuda_relu(std::string* error) {
+  return load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/controls_cuda/relu.json", error);
+}
+
 TEST(CudaPipeline, ReluControlPassesEveryGateOnTheGpu) {
   const std::string why = why_no_cuda();
   if (!why.empty()) GTEST_SKIP() << why;
   std::string error;
-  auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/controls_cuda/relu.json", &error);
+  auto m = cuda_relu(&error);
   ASSERT_TRUE(m) << error;
   ASSERT_EQ(m->device, "cuda");
   Launcher launcher{SandboxOptions{}};
@@ -60,7 +65,7 @@ TEST(CudaPipeline, TheStandardChecksChildTakesTheConcurrentGatesQueues) {
   const std::string why = why_no_cuda();
   if (!why.empty()) GTEST_SKIP() << why;
   std::string error;
-  auto m = load_manifest(std::string(GAUNTLET_SOURCE_DIR) + "/corpus/controls_cuda/relu.json", &error);
+  auto m = cuda_relu(&error);
   ASSERT_TRUE(m) << error;
   Launcher launcher{SandboxOptions{}};
   const StandardCheck check = run_standard_check(*m, launcher);

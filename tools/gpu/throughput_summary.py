@@ -143,10 +143,11 @@ def main():
     runs = len(reports)
     print(f"## {label}: {runs} kernel runs in {wall:.1f} s wall = {runs / wall * 3600:.0f} kernels/hour")
     children_per_kernel = sum(c for r in reports for c, _ in started_children(r)) / runs  # the check's too
+    # The kernels per hour the driver's context creation allows (None: no floor measured, or unpriced).
+    ceiling = 3600 / (floor_s / runs) if context_s > 0 and floor_s > 0 and not unpriced else None
     if unpriced:
         print(f"no ceiling: contexts of {sorted(unpriced)} hardware queues have no cost measured in this run")
-    elif context_s > 0 and floor_s > 0:
-        ceiling = 3600 / (floor_s / runs)
+    elif ceiling:
         print(f"ceiling {ceiling:.0f} kernels/hour = 3600 / {floor_s / runs:.3f} s of fresh contexts a kernel "
               f"({children_per_kernel:.2f} children; {context_s:.3f} s a context, {one_queue_s:.3f} s with one hardware "
               f"queue{''.join(f', {s:.3f} s with {q}' for q, s in sorted(price.items()) if q > 1)}, measured in this run): "
@@ -239,12 +240,12 @@ def main():
         outside.append((t1 - t0, reported))
         spans.append((t0, t1))
     window = steady_state(spans) if spans else None
-    if window and context_s > 0 and floor_s > 0 and not unpriced:
+    if window and ceiling:
         # The whole batch's share includes its ramp and tail, which a corpus of thousands pays once.
         seconds, done = window
         rate = done / seconds * 3600
         print(f"steady state (every process in flight, {seconds:.1f} s of the {wall:.1f} s wall): {rate:.0f} kernels/hour, "
-              f"{rate / (3600 / (floor_s / runs)):.0%} of the ceiling; the ramp and tail are the rest of the wall")
+              f"{rate / ceiling:.0%} of the ceiling; the ramp and tail are the rest of the wall")
     if outside:
         walls = [w for w, _ in outside]
         gaps = [w - r for w, r in outside]
