@@ -10,6 +10,11 @@ contexts one after another, so the wall time of N at once divided by N is the se
 context, teardown included: the floor under one fresh context per (kernel, gate).
 
 usage: ctx_settings_bench.py [N] [SETTING ...]   (default N=16, every setting)
+CTX_ROUNDS=R (default 1): every setting measured R times, the settings taking turns round by round,
+and priced at its fastest round. One burst is noisy: the same H100 measured 0.266 s and then 0.210
+s a context minutes apart (thirty-ninth session), and a batch priced at the slow one ran at 108% of
+its "ceiling". The fastest round is the least the driver has been seen to need, so the ceiling it
+gives is the most demanding one the machine supports.
 prints a markdown table, then `serial_seconds_per_context=S` (LAZY, the driver's default hardware
 queues: the determinism and timing gates' children) and `serial_seconds_per_context_one_queue=S`
 (LAZY and one hardware queue: every other gate's children), the units of the throughput ceiling.
@@ -21,7 +26,10 @@ import statistics
 import sys
 import time
 
-import torch
+try:
+    import torch
+except ImportError:  # the self-test runs where no torch is (CI); the bench itself needs it
+    torch = None
 
 SETTINGS = {
     # What gauntlet's children get (sandbox: CUDA_MODULE_LOADING=LAZY; the determinism and timing
@@ -269,19 +277,60 @@ def setting_named(name):
     sys.exit(f"ctx_settings_bench.py: unknown setting '{name}' (known: {', '.join(SETTINGS)}, or 'LAZY + N hardware queues')")
 
 
+def fastest_rounds(rounds):
+    """Per setting, from a list of rounds (each {name: (alone, wall, init, first, failed)}): the
+    round with the least wall of N at once, and every round's wall, in order."""
+    best, walls = {}, {}
+    for measured in rounds:
+        for name, row in measured.items():
+            walls.setdefault(name, []).append(row[1])
+            if name not in best or row[1] < best[name][1]:
+                best[name] = row
+    return best, walls
+
+
+def self_test():
+    """The fastest round is picked per setting, whatever round it came in; the walls stay in order."""
+    rounds = [{"a": (0.5, 4.2, 0.3, 2.7, 0), "b": (0.4, 1.7, 0.3, 0.9, 0)},
+              {"a": (0.5, 3.4, 0.3, 2.1, 0), "b": (0.4, 1.9, 0.3, 0.9, 1)}]
+    best, walls = fastest_rounds(rounds)
+    bad = []
+    if best["a"][1] != 3.4 or best["b"][1] != 1.7 or best["b"][4] != 0:
+        bad.append(f"fastest rounds: {best}")
+    if walls != {"a": [4.2, 3.4], "b": [1.7, 1.9]}:
+        bad.append(f"walls in order: {walls}")
+    print("\n".join(bad) or "ctx_settings_bench self-test: ok")
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1:2] == ["--self-test"]:
+        return self_test()
+    if torch is None:
+        sys.exit("ctx_settings_bench.py: needs torch (python3 -c 'import torch' failed)")
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 16
     names = sys.argv[2:] or list(SETTINGS)
+    rounds = max(1, int(os.environ.get("CTX_ROUNDS", "1")))
+    measured_rounds = []
+    for _ in range(rounds):  # round by round, so a drift of the machine reaches every setting alike
+        measured = {}
+        for name in names:
+            setting = setting_named(name)
+            alone = run(1, setting)[0]
+            measured[name] = (alone, *run(n, setting))
+        measured_rounds.append(measured)
+    best, walls = fastest_rounds(measured_rounds)
     print(f"| setting | 1 alone: wall s | {n} at once: wall s | serial s per context ({n} at once / {n}) "
-          f"| init median s | first kernel median s | failed |")
-    print("|---|---|---|---|---|---|---|")
+          f"| init median s | first kernel median s | failed | each round's serial s |")
+    print("|---|---|---|---|---|---|---|---|")
     serial = {}
     for name in names:
-        setting = setting_named(name)
-        alone = run(1, setting)[0]
-        wall, init, first, failed = run(n, setting)
+        alone, wall, init, first, failed = best[name]
         serial[name] = wall / n
-        print(f"| {name} | {alone:.3f} | {wall:.3f} | {wall / n:.3f} | {init:.3f} | {first:.3f} | {failed} |", flush=True)
+        each = ", ".join(f"{w / n:.3f}" for w in walls[name])
+        print(f"| {name} | {alone:.3f} | {wall:.3f} | {wall / n:.3f} | {init:.3f} | {first:.3f} | {failed} | {each} |")
+    if rounds > 1:
+        print(f"each setting measured in {rounds} rounds and priced at its fastest")
     if "gauntlet (LAZY)" in serial:
         print(f"serial_seconds_per_context={serial['gauntlet (LAZY)']:.4f}")
     if "LAZY + 1 hardware queue" in serial:
@@ -295,4 +344,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -26,6 +26,8 @@
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound,
 #                     GPU_SPINNER_SLOTS="1 8" also with GAUNTLET_GPU_TURN_SLOTS=N)
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CPU=1: CPU by process; GPU_TP_CONFIGS, GPU_TP_SEEDS,
+#                     GPU_TP_FLOOR_ROUNDS: bursts of the context floor, default 3, the fastest kept;
+#                     GPU_TP_FLOOR_AFTER=1: the floor again after the batches;
 #                     GPU_TP_KERNELS: control names, default every CUDA control; GPU_TP_POISON="address
 #                     blocks": one batch per device poisoning, compared)
 #   GPU_AUDIT=1       `gauntlet audit --gpus 0` of the CUDA controls and bugs (GPU_AUDIT_JOBS,
@@ -493,14 +495,18 @@ fi
 GPU_TP_BEFORE_37="GAUNTLET_GPU_START_SLOTS=0,GAUNTLET_GPU_GATE_SLOTS=0,GAUNTLET_CONCURRENT_GATE_QUEUES=0"
 if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # The ceiling's unit, measured in this run: one fresh context's serial cost (gauntlet's setting).
+  # The determinism and timing children's queues (2 by default, gates/registry.cpp; a variant's
+  # GAUNTLET_CONCURRENT_GATE_QUEUES=N, 0 the driver's default) need their context's price too.
+  other_queues=$( (echo 2; echo "${GPU_TP_CONFIGS:-} ${GPU_TP_VARIANTS:-}" | grep -o 'GAUNTLET_CONCURRENT_GATE_QUEUES=[0-9]*' | cut -d= -f2) | grep -v '^0$' | sort -un)
+  queue_settings=(); for q in $other_queues; do queue_settings+=("LAZY + $q hardware queues"); done
   if [ -z "${CTX_SERIAL:-}" ]; then
-    # The determinism and timing children's queues (2 by default, gates/registry.cpp; a variant's
-    # GAUNTLET_CONCURRENT_GATE_QUEUES=N, 0 the driver's default) need their context's price too.
-    other_queues=$( (echo 2; echo "${GPU_TP_CONFIGS:-} ${GPU_TP_VARIANTS:-}" | grep -o 'GAUNTLET_CONCURRENT_GATE_QUEUES=[0-9]*' | cut -d= -f2) | grep -v '^0$' | sort -un)
-    queue_settings=(); for q in $other_queues; do queue_settings+=("LAZY + $q hardware queues"); done
-    python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" "${queue_settings[@]}" > "$OUT/ctx-floor.md" 2>&1
+    # GPU_TP_FLOOR_ROUNDS (default 3): the burst measured that many times, each setting priced at its
+    # fastest round (one burst on the same H100 read 0.266 and then 0.210 s, thirty-ninth session).
+    CTX_ROUNDS=${GPU_TP_FLOOR_ROUNDS:-3} python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" \
+      "${queue_settings[@]}" > "$OUT/ctx-floor.md" 2>&1
     read_context_prices "$OUT/ctx-floor.md"
-    stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once"
+    stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once, fastest of ${GPU_TP_FLOOR_ROUNDS:-3} rounds"
+    grep '^| ' "$OUT/ctx-floor.md" | tail -n +3 | awk -F'|' '{print "  floor rounds," $2 ":" $9}' | tee -a "$OUT/steps.log"
   fi
   # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),
   # instead of GPU_TP_VARIANTS for it; an env: variant may set several variables, comma-separated
@@ -549,6 +555,14 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     [ -n "${tp_env_names:-}" ] && unset $tp_env_names; tp_env_names=
     unset GAUNTLET_CUDA_POISON GAUNTLET_CUDA_POISON_SLACK_MIB GAUNTLET_NAMESPACES TP_AUDIT TP_AUDIT_LANES
   done
+  # GPU_TP_FLOOR_AFTER=1: the floor again after the batches (ctx-floor-after.md): did the machine
+  # drift while they ran? The batches' shares stay priced at the floor measured before them.
+  if [ "${GPU_TP_FLOOR_AFTER:-0}" = 1 ]; then
+    CTX_ROUNDS=${GPU_TP_FLOOR_ROUNDS:-3} python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" \
+      "${queue_settings[@]}" > "$OUT/ctx-floor-after.md" 2>&1
+    stamp "context floor after the batches: $(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor-after.md") s, $(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor-after.md") s with one queue"
+    grep '^| ' "$OUT/ctx-floor-after.md" | tail -n +3 | awk -F'|' '{print "  floor rounds after," $2 ":" $9}' | tee -a "$OUT/steps.log"
+  fi
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
 # alone, then again while corpus/hostile_cuda/infinite_loop (a kernel that never ends) is verified
