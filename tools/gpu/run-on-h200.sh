@@ -506,7 +506,7 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
       "${queue_settings[@]}" > "$OUT/ctx-floor.md" 2>&1
     read_context_prices "$OUT/ctx-floor.md"
     stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once, fastest of ${GPU_TP_FLOOR_ROUNDS:-3} rounds"
-    grep '^| ' "$OUT/ctx-floor.md" | tail -n +3 | awk -F'|' '{print "  floor rounds," $2 ":" $9}' | tee -a "$OUT/steps.log"
+    grep '^| ' "$OUT/ctx-floor.md" | tail -n +2 | awk -F'|' '{print "  floor rounds," $2 ":" $9}' | tee -a "$OUT/steps.log"
   fi
   # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),
   # instead of GPU_TP_VARIANTS for it; an env: variant may set several variables, comma-separated
@@ -561,7 +561,7 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     CTX_ROUNDS=${GPU_TP_FLOOR_ROUNDS:-3} python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" \
       "${queue_settings[@]}" > "$OUT/ctx-floor-after.md" 2>&1
     stamp "context floor after the batches: $(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor-after.md") s, $(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor-after.md") s with one queue"
-    grep '^| ' "$OUT/ctx-floor-after.md" | tail -n +3 | awk -F'|' '{print "  floor rounds after," $2 ":" $9}' | tee -a "$OUT/steps.log"
+    grep '^| ' "$OUT/ctx-floor-after.md" | tail -n +2 | awk -F'|' '{print "  floor rounds after," $2 ":" $9}' | tee -a "$OUT/steps.log"
   fi
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
