@@ -499,14 +499,20 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # GAUNTLET_CONCURRENT_GATE_QUEUES=N, 0 the driver's default) need their context's price too.
   other_queues=$( (echo 2; echo "${GPU_TP_CONFIGS:-} ${GPU_TP_VARIANTS:-}" | grep -o 'GAUNTLET_CONCURRENT_GATE_QUEUES=[0-9]*' | cut -d= -f2) | grep -v '^0$' | sort -un)
   queue_settings=(); for q in $other_queues; do queue_settings+=("LAZY + $q hardware queues"); done
+  # GPU_TP_FLOOR_ROUNDS (default 3): the burst measured that many times, each setting priced at its
+  # fastest round (one burst on the same H100 read 0.266 and then 0.210 s, thirty-ninth session).
+  measure_floor() {  # file
+    CTX_ROUNDS=${GPU_TP_FLOOR_ROUNDS:-3} python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" \
+      "LAZY + 1 hardware queue" "${queue_settings[@]}" > "$1" 2>&1
+  }
+  floor_rounds() {  # file label: each setting's rounds, into steps.log
+    grep '^| ' "$1" | tail -n +2 | awk -F'|' -v label="$2" '{print "  " label "," $2 ":" $9}' | tee -a "$OUT/steps.log"
+  }
   if [ -z "${CTX_SERIAL:-}" ]; then
-    # GPU_TP_FLOOR_ROUNDS (default 3): the burst measured that many times, each setting priced at its
-    # fastest round (one burst on the same H100 read 0.266 and then 0.210 s, thirty-ninth session).
-    CTX_ROUNDS=${GPU_TP_FLOOR_ROUNDS:-3} python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" \
-      "${queue_settings[@]}" > "$OUT/ctx-floor.md" 2>&1
+    measure_floor "$OUT/ctx-floor.md"
     read_context_prices "$OUT/ctx-floor.md"
     stamp "context floor: $CTX_SERIAL s per fresh context ($CTX_SERIAL_ONE s with one hardware queue), 16 at once, fastest of ${GPU_TP_FLOOR_ROUNDS:-3} rounds"
-    grep '^| ' "$OUT/ctx-floor.md" | tail -n +2 | awk -F'|' '{print "  floor rounds," $2 ":" $9}' | tee -a "$OUT/steps.log"
+    floor_rounds "$OUT/ctx-floor.md" "floor rounds"
   fi
   # A config may name its own variants after slashes ("8x4/env:GAUNTLET_GPU_GATE_SLOTS=16/default"),
   # instead of GPU_TP_VARIANTS for it; an env: variant may set several variables, comma-separated
@@ -558,10 +564,9 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
   # GPU_TP_FLOOR_AFTER=1: the floor again after the batches (ctx-floor-after.md): did the machine
   # drift while they ran? The batches' shares stay priced at the floor measured before them.
   if [ "${GPU_TP_FLOOR_AFTER:-0}" = 1 ]; then
-    CTX_ROUNDS=${GPU_TP_FLOOR_ROUNDS:-3} python3 tools/gpu/ctx_settings_bench.py 16 "gauntlet (LAZY)" "LAZY + 1 hardware queue" \
-      "${queue_settings[@]}" > "$OUT/ctx-floor-after.md" 2>&1
+    measure_floor "$OUT/ctx-floor-after.md"
     stamp "context floor after the batches: $(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor-after.md") s, $(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor-after.md") s with one queue"
-    grep '^| ' "$OUT/ctx-floor-after.md" | tail -n +2 | awk -F'|' '{print "  floor rounds after," $2 ":" $9}' | tee -a "$OUT/steps.log"
+    floor_rounds "$OUT/ctx-floor-after.md" "floor rounds after"
   fi
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
