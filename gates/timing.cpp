@@ -9,6 +9,7 @@
 #include "gauntlet/common/timing.h"
 #include "gauntlet/oracle/module_oracle.h"
 #include "gauntlet/sandbox/gpu_turn.h"
+#include "timing_ahead.h"
 #include "timing_baselines.h"
 #include "timing_compiled_child.h"
 #include "timing_device.h"
@@ -64,10 +65,13 @@ GateVerdict fail(GateContext& ctx, CaseRun run, const std::vector<at::Tensor>& o
 
 // One dtype's input sets on their way through time_sets.
 struct SetTiming {
-  SetTiming(GateContext& c, const std::vector<Case>& s, bool on_cuda) : ctx(c), sets(s), cuda(on_cuda) {}
+  SetTiming(GateContext& c, const std::vector<Case>& s, bool on_cuda, PreparedAhead& a)
+      : ctx(c), sets(s), cuda(on_cuda), ahead(a) {}
   GateContext& ctx;
   const std::vector<Case>& sets;
   const bool cuda;
+  PreparedAhead& ahead;       // sets made while the correctness gates ran, where they were
+  int prepared_ahead = 0;     // of `sets`, those taken from `ahead`
   std::vector<CaseRun> runs;  // each set's inputs and fp64 oracle
   TimedRuns timed;
   wire::LoadRequest load;
@@ -86,24 +90,26 @@ GateVerdict candidate_error(SetTiming& st, const Outcome& o) {
 }
 
 // Inputs and the fp64 oracle of every set (the untimed outputs are judged against it), and the
-// request that times them; false with *v a harness error when the oracle rejects a set.
+// request that times them, each set taken from those made ahead where it is there; false with *v a
+// harness error when the oracle rejects a set.
 bool prepare(SetTiming& st, const Targets& t, GateVerdict* v) {
   GateContext& ctx = st.ctx;
   wire::TimeRequest& req = st.timed.req;
   st.runs.resize(st.sets.size());
   for (size_t s = 0; s < st.sets.size(); ++s) {
     const Case& set = st.sets[s];
-    CaseRun& run = st.runs[s];
-    run.c = set;
-    run.inputs = materialize_all(set);
-    run.oracle = run_oracle(ctx.schema.oracle, run.inputs, set.attrs);
-    if (!run.oracle.ok()) {
+    PreparedSet made;
+    if (std::optional<PreparedSet> ahead = st.ahead.take(set)) {
+      made = std::move(*ahead);
+      ++st.prepared_ahead;
+    } else if (std::string error; !prepare_set(ctx, set, &made, &error)) {
       v->status = Status::HarnessError;
       v->category = Category::HarnessError;
-      v->message = "the oracle rejected the timing case " + set.label + ": " + run.oracle.error;
+      v->message = "the oracle rejected the timing case " + set.label + ": " + error;
       return false;
     }
-    req.sets.push_back(make_args(ctx.schema, run.inputs, set.attrs));
+    st.runs[s] = std::move(made.run);
+    req.sets.push_back(std::move(made.args));
   }
   st.timed.baselines = baselines_for(ctx);
   req.max_iterations = std::max<uint32_t>(t.max_iterations * uint32_t(ctx.budget), req.min_iterations);
@@ -302,9 +308,39 @@ std::optional<GateVerdict> implausible(const SetTiming& st, const CandidateFigur
   return std::nullopt;
 }
 
+// The kernel's first dtype (its manifest's order) at the default budget; every dtype with --budget
+// 2 or more. Timing is the one gate that needs the device to itself, so it is kept short; the other
+// dtypes' correctness is already the twelve gates' business.
+std::vector<DType> timed_dtypes(const GateContext& ctx) {
+  std::vector<DType> dtypes = ctx.space.dtypes();
+  if (ctx.budget < 2 && dtypes.size() > 1) dtypes.resize(1);
+  return dtypes;
+}
+
+// One dtype's input sets, at the timed shape (timing_shape.h).
+bool timing_sets(const GateContext& ctx, const Targets& t, DType dtype, std::vector<Case>* sets, std::string* error) {
+  for (int r = 0; r < t.sets; ++r) {
+    Case c;
+    if (!timing_case(ctx.space, dtype, t, ctx.case_seed(kGate, uint64_t(dtype) * 64 + r), &c, error)) return false;
+    c.index = uint64_t(dtype) * 64 + r;
+    sets->push_back(c);
+  }
+  return true;
+}
+
 class TimingGate : public Gate {
  public:
   std::string name() const override { return kGate; }
+
+  // Every set run() will time, made while the correctness gates run (timing_ahead.h); a set that
+  // cannot be made here is left for run(), which reports its error.
+  void prepare_ahead(const GateContext& ctx) override {
+    const Targets t = targets_for(ctx.manifest.device);
+    std::vector<Case> all;
+    for (DType dtype : timed_dtypes(ctx))
+      if (std::string error; !timing_sets(ctx, t, dtype, &all, &error)) return;
+    ahead_.start(ctx, std::move(all));
+  }
 
   GateVerdict run(GateContext& ctx) override {
     GateVerdict v;
@@ -319,24 +355,13 @@ class TimingGate : public Gate {
     const Targets t = targets_for(ctx.manifest.device);
     std::vector<std::string> parts;
     nlohmann::json per_dtype = nlohmann::json::array();
-    // The kernel's first dtype (its manifest's order) at the default budget; every dtype with
-    // --budget 2 or more. Timing is the one gate that needs the device to itself, so it is kept
-    // short; the other dtypes' correctness is already the twelve gates' business.
-    std::vector<DType> dtypes = ctx.space.dtypes();
-    if (ctx.budget < 2 && dtypes.size() > 1) dtypes.resize(1);
-    for (DType dtype : dtypes) {
+    for (DType dtype : timed_dtypes(ctx)) {
       std::vector<Case> sets;
-      std::string error;
-      for (int r = 0; r < t.sets; ++r) {
-        Case c;
-        if (!timing_case(ctx.space, dtype, t, ctx.case_seed(name(), uint64_t(dtype) * 64 + r), &c, &error)) {
-          v.status = Status::HarnessError;
-          v.category = Category::HarnessError;
-          v.message = std::string("no timing shape for ") + dtype_name(dtype) + ": " + error;
-          return v;
-        }
-        c.index = uint64_t(dtype) * 64 + r;
-        sets.push_back(c);
+      if (std::string error; !timing_sets(ctx, t, dtype, &sets, &error)) {
+        v.status = Status::HarnessError;
+        v.category = Category::HarnessError;
+        v.message = std::string("no timing shape for ") + dtype_name(dtype) + ": " + error;
+        return v;
       }
       nlohmann::json evidence;
       std::string summary;
@@ -367,10 +392,12 @@ class TimingGate : public Gate {
   }
 
  private:
+  PreparedAhead ahead_;
+
   GateVerdict time_sets(GateContext& ctx, const std::vector<Case>& sets, nlohmann::json* evidence,
                         std::string* summary) {
     const Targets t = targets_for(ctx.manifest.device);
-    SetTiming st(ctx, sets, ctx.manifest.device == "cuda");
+    SetTiming st(ctx, sets, ctx.manifest.device == "cuda", ahead_);
     GateVerdict v;
     v.name = name();
     v.cases = int(sets.size());
@@ -392,6 +419,9 @@ class TimingGate : public Gate {
     st.host.judge = seconds_since(phase);
     (*evidence)["host_seconds"] = {
         {"prepare", st.host.prepare}, {"child", st.host.child}, {"clock", st.host.clock}, {"judge", st.host.judge}};
+    // Sets whose inputs and oracle were made while the correctness gates ran, of `input_sets`,
+    // and that thread's seconds for every dtype (prepare_ahead; 0 and 0 where nothing was).
+    (*evidence)["prepared_ahead"] = {{"sets", st.prepared_ahead}, {"seconds", ahead_.seconds()}};
     // Inside the first timed run's child (its share of "clock"; the rest is the pipe and peaks).
     if (const wire::TimeReply& rep = st.timed.reps[0]; !rep.phase_seconds.empty()) {
       nlohmann::json w;

@@ -58,6 +58,14 @@ class GateRunner {
   std::vector<GateVerdict> verdicts_;
   std::vector<bool> ran_;
   std::vector<char> taken_;  // by another lane (options.claim)
+  // Gates made before the others started, to prepare ahead (Gate::prepare_ahead), by index.
+  std::vector<std::unique_ptr<Gate>> ahead_;
 };
+
+// Whether the gates that run after the others prepare while those run (Gate::prepare_ahead):
+// GAUNTLET_PREPARE_AHEAD=1 always, =0 never; unset, for CUDA kernels only. There the parent's
+// CPUs wait on the driver meanwhile; on the CPU the correctness gates' children want them, and a
+// kernel that fails one would have paid for sets never timed.
+bool prepare_ahead_wanted(bool cuda);
 
 }  // namespace gauntlet

@@ -55,6 +55,65 @@ TEST(TimingGate, HotPathWrongOnlyInTheTimedLoopIsCaughtByTheRecheck) {
   EXPECT_EQ(acc.status, Status::Pass) << acc.message;
 }
 
+// Timing's sets made ahead (Gate::prepare_ahead, gates/timing_ahead.h): the run takes every set
+// from them and judges exactly as it does when it makes them itself.
+TEST(TimingGate, SetsPreparedAheadAreTheOnesTimedAndJudgedTheSame) {
+  CorpusKernelRun r("controls/softmax.json", 5, "timing");
+  std::unique_ptr<Gate> ahead = make_gate("timing");
+  ahead->prepare_ahead(*r.ctx);
+  GateVerdict v = ahead->run(*r.ctx);
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  const auto& d = v.evidence["dtypes"][0];
+  EXPECT_EQ(d["prepared_ahead"]["sets"].get<int>(), d["input_sets"].get<int>()) << d.dump();
+  EXPECT_GT(d["prepared_ahead"]["seconds"].get<double>(), 0) << d.dump();
+
+  GateVerdict plain = make_gate("timing")->run(*r.ctx);
+  ASSERT_EQ(plain.status, Status::Pass) << plain.message;
+  EXPECT_EQ(plain.evidence["dtypes"][0]["prepared_ahead"]["sets"].get<int>(), 0);
+  EXPECT_EQ(plain.evidence["dtypes"][0]["input_sets"], d["input_sets"]);
+  EXPECT_EQ(plain.cases, v.cases);
+}
+
+// A preparation made for other cases (another seed: the same timed shapes and labels, other
+// values) is never used: each set is taken only where its whole case is exactly the one timed, so
+// a report of seed 5 never carries seed 6's inputs.
+TEST(TimingGate, SetsPreparedForAnotherSeedAreNotUsed) {
+  CorpusKernelRun r("controls/softmax.json", 5, "timing");
+  std::unique_ptr<Gate> gate = make_gate("timing");
+  GateContext other = *r.ctx;
+  other.master_seed = 6;
+  gate->prepare_ahead(other);
+  GateVerdict v = gate->run(*r.ctx);
+  ASSERT_EQ(v.status, Status::Pass) << v.message;
+  EXPECT_EQ(v.evidence["dtypes"][0]["prepared_ahead"]["sets"].get<int>(), 0) << v.evidence.dump();
+}
+
+// A planted wrong result that only the timing gate's untimed check at the timing shape sees still
+// fails with its sets made ahead (the oracle made on the other thread is the one judged against).
+TEST(TimingGate, AWrongResultIsCaughtWithTheSetsPreparedAhead) {
+  CorpusKernelRun r("bugs/timing/relu_tail_dropped_when_hot.json", 5, "timing");
+  std::unique_ptr<Gate> gate = make_gate("timing");
+  gate->prepare_ahead(*r.ctx);
+  GateVerdict v = gate->run(*r.ctx);
+  EXPECT_EQ(v.status, Status::Fail) << v.message;
+  EXPECT_NE(v.message.find("differ from the same inputs' verified outputs"), std::string::npos) << v.message;
+}
+
+// A kernel that failed a correctness gate: timing skips, and the preparation still in flight is
+// stopped and waited for when the gate goes (no thread outlives it).
+TEST(TimingGate, APreparationLeftUnusedByASkipEndsWithTheGate) {
+  CorpusKernelRun r("controls/relu.json", 5, "timing");
+  {
+    std::unique_ptr<Gate> gate = make_gate("timing");
+    gate->prepare_ahead(*r.ctx);
+    GateContext failed = *r.ctx;
+    failed.earlier_failures = {"accuracy"};
+    EXPECT_EQ(gate->run(failed).status, Status::Skip);
+  }
+  GateVerdict v = make_gate("timing")->run(*r.ctx);  // the same kernel, after the gate above is gone
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+}
+
 TEST(TimingGate, SkipsAfterAnEarlierGateFailed) {
   CorpusKernelRun r("controls/relu.json", 5, "timing");
   r.ctx->earlier_failures = {"accuracy", "memory"};

@@ -166,6 +166,12 @@ def main():
         for k in ("prepare", "child", "clock", "judge"):
             vals = [c.get(k, 0.0) for c in clock]
             print(f"timing {k}: median {statistics.median(vals):.3f} s, sum {sum(vals):.1f} s")
+    # Sets whose inputs and oracles were made while the correctness gates ran (Gate::prepare_ahead).
+    ahead = [(d.get("prepared_ahead", {}).get("sets", 0), d.get("input_sets", 0), d.get("prepared_ahead", {}).get("seconds", 0.0))
+             for r in reports for g in r.get("gates", []) if g["name"] == "timing" for d in g.get("evidence", {}).get("dtypes", [])]
+    if ahead:
+        print(f"timing sets made while the correctness gates ran: {sum(a for a, _, _ in ahead)} of {sum(n for _, n, _ in ahead)} "
+              f"(that thread: median {statistics.median([s for _, _, s in ahead]):.3f} s)")
     inside = [d.get("worker_seconds", {}) for r in reports for g in r.get("gates", []) if g["name"] == "timing"
               for d in g.get("evidence", {}).get("dtypes", [])]
     if any(inside):

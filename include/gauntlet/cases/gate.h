@@ -95,6 +95,11 @@ class Gate {
   virtual ~Gate() = default;
   virtual std::string name() const = 0;
   virtual GateVerdict run(GateContext& ctx) = 0;
+  // Called, where the runner allows it, on a gate that runs after the others (timing) as the others
+  // start: host work run() would do first (timing: its sets' inputs and fp64 oracles) may start on
+  // a thread of the gate's own, which run() then waits for and uses. `ctx` is copied; nothing may
+  // escape. Nothing by default.
+  virtual void prepare_ahead(const GateContext& /*ctx*/) {}
   // Re-checks one stored case (replay). Gates without per-case checks return harness-error.
   virtual GateVerdict check_one(GateContext& ctx, const Case& c);
 };
