@@ -25,6 +25,9 @@
 #                     GPU_SPINNER_KERNELS: control names, default every CUDA control; GPU_SPINNER_REPEATS=N pairs;
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound,
 #                     GPU_SPINNER_SLOTS="1 8" also with GAUNTLET_GPU_TURN_SLOTS=N)
+#   GPU_LATENCY=1     one kernel verified alone, all gates and timing, under each of GPU_LATENCY_VARIANTS
+#                     (env settings, "default" for none; default "default GAUNTLET_PREPARE_AHEAD=0"),
+#                     taking turns GPU_LATENCY_REPEATS times (default 3) over GPU_LATENCY_KERNELS: latency.md
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CPU=1: CPU by process; GPU_TP_CONFIGS, GPU_TP_SEEDS,
 #                     GPU_TP_FLOOR_ROUNDS: bursts of the context floor, default 3, the fastest kept;
 #                     GPU_TP_FLOOR_AFTER=1: the floor again after the batches;
@@ -568,6 +571,32 @@ if [ "${GPU_THROUGHPUT:-0}" = 1 ]; then
     stamp "context floor after the batches: $(sed -n 's/^serial_seconds_per_context=//p' "$OUT/ctx-floor-after.md") s, $(sed -n 's/^serial_seconds_per_context_one_queue=//p' "$OUT/ctx-floor-after.md") s with one queue"
     floor_rounds "$OUT/ctx-floor-after.md" "floor rounds after"
   fi
+fi
+# GPU_LATENCY=1: what one kernel's verdict takes alone (a generated kernel gated before merge waits
+# for exactly this), wall seconds of `gauntlet verify M --seed 1` with every gate and timing, the
+# variants taking turns so a drift of the machine falls on all of them alike; prebuilt kernels.
+if [ "${GPU_LATENCY:-0}" = 1 ]; then
+  stamp "latency: one kernel alone"
+  echo "| kernel | variant | walls s | median s | verdict |" > "$OUT/latency.md"
+  echo "|---|---|---|---|---|" >> "$OUT/latency.md"
+  for k in ${GPU_LATENCY_KERNELS:-relu matmul}; do
+    declare -A walls=() verdicts=()
+    for ((rep = 1; rep <= ${GPU_LATENCY_REPEATS:-3}; rep++)); do
+      for variant in ${GPU_LATENCY_VARIANTS:-default GAUNTLET_PREPARE_AHEAD=0}; do
+        settings=(); [ "$variant" = default ] || settings=("$variant")
+        s=$(date +%s.%N)
+        env "${settings[@]}" "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/"$k".json --seed 1 --quiet \
+          --json "$OUT/latency-$k.json" > /dev/null 2>&1
+        walls[$variant]="${walls[$variant]:-} $(python3 -c "import time; print(f'{time.time() - $s:.2f}')")"
+        verdicts[$variant]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('verdict'))" "$OUT/latency-$k.json" 2>/dev/null || echo none)
+      done
+    done
+    for variant in ${GPU_LATENCY_VARIANTS:-default GAUNTLET_PREPARE_AHEAD=0}; do
+      median=$(echo "${walls[$variant]}" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}')
+      echo "| $k | $variant |${walls[$variant]} | $median | ${verdicts[$variant]} |" | tee -a "$OUT/latency.md" "$OUT/steps.log"
+    done
+    unset walls verdicts
+  done
 fi
 # GPU_SPINNER=1: does one spinning kernel stall an audit? `gauntlet audit corpus/controls_cuda`
 # alone, then again while corpus/hostile_cuda/infinite_loop (a kernel that never ends) is verified
