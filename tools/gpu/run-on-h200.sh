@@ -26,7 +26,8 @@
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound,
 #                     GPU_SPINNER_SLOTS="1 8" also with GAUNTLET_GPU_TURN_SLOTS=N)
 #   GPU_LATENCY=1     one kernel verified alone, all gates and timing, under each of GPU_LATENCY_VARIANTS
-#                     (env settings, "default" for none; default "default GAUNTLET_PREPARE_AHEAD=0"),
+#                     (an env setting, "args:--gpu-jobs,12" for flags, "default" for none; default
+#                     "default GAUNTLET_PREPARE_AHEAD=0"),
 #                     taking turns GPU_LATENCY_REPEATS times (default 3) over GPU_LATENCY_KERNELS: latency.md
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CPU=1: CPU by process; GPU_TP_CONFIGS, GPU_TP_SEEDS,
 #                     GPU_TP_FLOOR_ROUNDS: bursts of the context floor, default 3, the fastest kept;
@@ -583,9 +584,10 @@ if [ "${GPU_LATENCY:-0}" = 1 ]; then
     declare -A walls=() verdicts=()
     for ((rep = 1; rep <= ${GPU_LATENCY_REPEATS:-3}; rep++)); do
       for variant in ${GPU_LATENCY_VARIANTS:-default GAUNTLET_PREPARE_AHEAD=0}; do
-        settings=(); [ "$variant" = default ] || settings=("$variant")
+        settings=(); flags=()
+        case $variant in default) ;; args:*) IFS=, read -r -a flags <<< "${variant#args:}" ;; *) settings=("$variant") ;; esac
         s=$(date +%s.%N)
-        env "${settings[@]}" "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/"$k".json --seed 1 --quiet \
+        env "${settings[@]}" "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/"$k".json --seed 1 --quiet "${flags[@]}" \
           --json "$OUT/latency-$k.json" > /dev/null 2>&1
         walls[$variant]="${walls[$variant]:-} $(python3 -c "import time; print(f'{time.time() - $s:.2f}')")"
         verdicts[$variant]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('verdict'))" "$OUT/latency-$k.json" 2>/dev/null || echo none)
