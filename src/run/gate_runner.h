@@ -1,6 +1,7 @@
 // One kernel's gates: each in a slot and its own children, shared errors rerun alone, crashes confirmed.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,9 +35,12 @@ class GateRunner {
 
  private:
   struct GateRun;  // one gate's run and what its children measured
-  void run_one(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive);
+  // `queued`: called once the gate is in the slots' line (GateSlots::acquire).
+  void run_one(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive,
+               const std::function<void()>& queued = nullptr);
   GateVerdict verdict_without_running(const std::string& name) const;
-  bool run_in_slot(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive, GateVerdict* v);
+  bool run_in_slot(size_t i, const std::vector<std::string>& earlier_failures, bool exclusive, GateVerdict* v,
+                   const std::function<void()>& queued = nullptr);
   GateVerdict run_in_section(GateRun& run);
   std::unique_ptr<GpuSlot> gpu_gate_slot(const std::string& gate) const;
   void rerun_shared_error_alone(GateRun& run, bool* exclusive, GateVerdict* v);
@@ -67,5 +71,8 @@ class GateRunner {
 // CPUs wait on the driver meanwhile; on the CPU the correctness gates' children want them, and a
 // kernel that fails one would have paid for sets never timed.
 bool prepare_ahead_wanted(bool cuda);
+// GAUNTLET_GATE_START_ORDER=table: a kernel's gates start in the gate table's order, as before the
+// fortieth session, instead of lowest start rank first (for measurements).
+bool gates_start_in_table_order();
 
 }  // namespace gauntlet

@@ -13,9 +13,10 @@ void GateSlots::wait(std::unique_lock<std::mutex>& lock, Ready ready) {
   while (!ready()) cv_.wait_for(lock, std::chrono::milliseconds(50));
 }
 
-void GateSlots::acquire(int rank) {
+void GateSlots::acquire(int rank, const std::function<void()>& queued) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto mine = waiting_ranks_.insert(rank);
+  if (queued) queued();
   wait(lock, [&] {
     return !exclusive_ && exclusive_waiting_ == 0 && in_use_ < total() && *waiting_ranks_.begin() == rank;
   });

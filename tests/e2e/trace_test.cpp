@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -85,6 +86,30 @@ TEST(TraceTimeline, AVerifyTracesEveryGateItsChildrenAndTheirCases) {
   const std::string table = read_file(out);
   EXPECT_NE(table.find("| contract | 1 |"), std::string::npos) << table;
   EXPECT_NE(table.find("a context being created"), std::string::npos) << table;
+}
+
+// The free slots go to the longest gates first (gate_start_rank): with two slots, memory and
+// statelessness take them, in that order, and every other gate waits. Fails with the gates' threads
+// started in the table's order, where contract and accuracy took the free slots.
+TEST(TraceTimeline, TheFirstFreeSlotsGoToTheLowestStartRanks) {
+  const std::string dir = temp_dir();
+  const std::string trace_dir = dir + "/trace";
+  ASSERT_EQ(std::system(("mkdir -p '" + trace_dir + "'").c_str()), 0);
+  Verified v;
+  {
+    ScopedTraceDir env(trace_dir);
+    v = verify_report({source_dir() + "/corpus/controls/relu.json", "--jobs", "2", "--gates",
+                       "contract,accuracy,shapes,statelessness,memory"});
+  }
+  ASSERT_EQ(v.exit_code, 0) << v.log;
+  std::vector<trace::Interval> slots;
+  for (const auto& i : read_trace(trace_dir))
+    if (i.kind == "slot_wait") slots.push_back(i);
+  ASSERT_EQ(slots.size(), 5u);
+  std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.end_ns < b.end_ns; });
+  EXPECT_EQ(slots[0].detail, "memory");
+  EXPECT_EQ(slots[1].detail, "statelessness");
+  EXPECT_EQ(slots[2].detail, "shapes");  // the next rank, once a slot frees
 }
 
 }  // namespace

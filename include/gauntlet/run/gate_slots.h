@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -26,7 +27,10 @@ class GateSlots {
   explicit GateSlots(int slots, const std::atomic<int>* lent = nullptr)
       : base_(slots < 1 ? 1 : slots), lent_(lent) {}
   int total() const { return base_ + (lent_ ? std::max(0, lent_->load()) : 0); }
-  void acquire(int rank = 0);
+  // `queued`, when given, is called once the gate is in the line (before it waits, or as it takes a
+  // free slot): a caller starting several gates starts the next only then, so they take free slots
+  // in the order it started them, not in the order their threads happen to run.
+  void acquire(int rank = 0, const std::function<void()>& queued = nullptr);
   void release();
   void acquire_all();
   void release_all();
