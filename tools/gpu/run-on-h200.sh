@@ -26,7 +26,7 @@
 #                     GPU_SPINNER_TIMEOUT, GPU_SPINNER_UNBOUNDED=1 also without the turn bound,
 #                     GPU_SPINNER_SLOTS="1 8" also with GAUNTLET_GPU_TURN_SLOTS=N)
 #   GPU_LATENCY=1     one kernel verified alone, all gates and timing, under each of GPU_LATENCY_VARIANTS
-#                     (an env setting, "args:--gpu-jobs,12" for flags, "default" for none; default
+#                     (env settings "A=1,B=2", "args:--gpu-jobs,12" for flags, "default" for none; default
 #                     "default GAUNTLET_PREPARE_AHEAD=0"),
 #                     taking turns GPU_LATENCY_REPEATS times (default 3) over GPU_LATENCY_KERNELS: latency.md
 #   GPU_THROUGHPUT=1  kernels per hour through all gates and timing (GPU_TP_CPU=1: CPU by process; GPU_TP_CONFIGS, GPU_TP_SEEDS,
@@ -585,7 +585,7 @@ if [ "${GPU_LATENCY:-0}" = 1 ]; then
     for ((rep = 1; rep <= ${GPU_LATENCY_REPEATS:-3}; rep++)); do
       for variant in ${GPU_LATENCY_VARIANTS:-default GAUNTLET_PREPARE_AHEAD=0}; do
         settings=(); flags=()
-        case $variant in default) ;; args:*) IFS=, read -r -a flags <<< "${variant#args:}" ;; *) settings=("$variant") ;; esac
+        case $variant in default) ;; args:*) IFS=, read -r -a flags <<< "${variant#args:}" ;; *) IFS=, read -r -a settings <<< "$variant" ;; esac
         s=$(date +%s.%N)
         env "${settings[@]}" "$BUILD_DIR"/gauntlet verify corpus/controls_cuda/"$k".json --seed 1 --quiet "${flags[@]}" \
           --json "$OUT/latency-$k.json" > /dev/null 2>&1
