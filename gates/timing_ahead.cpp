@@ -55,7 +55,6 @@ std::optional<PreparedSet> PreparedAhead::take(const Case& c) {
   if (it == made_.end()) return std::nullopt;
   PreparedSet p = std::move(it->second);
   made_.erase(it);
-  ++used_;
   return p;
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -40,8 +39,7 @@ class PreparedAhead {
   // Waits for the thread, then moves out the set made for exactly `c`; nullopt when none was
   // (not started, stopped early, another case, the oracle refused it: the caller makes it then).
   std::optional<PreparedSet> take(const Case& c);
-  // Sets made ahead and used by take(), and the thread's seconds (evidence).
-  int used() const { return used_; }
+  // The thread's seconds (evidence), once take() has waited for it.
   double seconds() const { return seconds_; }
 
  private:
@@ -50,7 +48,6 @@ class PreparedAhead {
   std::thread thread_;
   std::map<std::string, PreparedSet> made_;  // the thread's alone until join()
   double seconds_ = 0;
-  int used_ = 0;
 };
 
 }  // namespace gauntlet::timing_gate

@@ -2,10 +2,10 @@
 // confirmation of crashes in a fresh child, and each verdict's timing evidence.
 #include "gate_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <functional>
 #include <future>
 #include <mutex>
