@@ -65,6 +65,16 @@ def steady_state(spans):
     return b - a, done
 
 
+def prepared_ahead_line(reports):
+    """Timing's sets made while the correctness gates ran (Gate::prepare_ahead), of all it timed; "" if none timed."""
+    ahead = [(d.get("prepared_ahead", {}).get("sets", 0), d.get("input_sets", 0), d.get("prepared_ahead", {}).get("seconds", 0.0))
+             for r in reports for g in r.get("gates", []) if g["name"] == "timing" for d in g.get("evidence", {}).get("dtypes", [])]
+    if not ahead:
+        return ""
+    return (f"timing sets made while the correctness gates ran: {sum(a for a, _, _ in ahead)} of {sum(n for _, n, _ in ahead)} "
+            f"(that thread: median {statistics.median([s for _, _, s in ahead]):.3f} s)")
+
+
 def self_test():
     """The ceiling's arithmetic on made-up reports: each queue count at its own price, none without one."""
     gate = lambda name, queues, children: {"name": name, "evidence": {"time": {"children": children, "hardware_queues": queues}}}
@@ -91,6 +101,11 @@ def self_test():
     checks.append((window is not None and abs(window[0] - 10) < 1e-12 and abs(window[1] - 2.0) < 1e-12,
                    f"steady state {window}"))
     checks.append((steady_state([(0, 5), (5, 10)]) is None, "one at a time has no steady state"))
+    timed = lambda sets, made, seconds: {"gates": [{"name": "timing", "evidence": {"dtypes": [
+        {"input_sets": sets, "prepared_ahead": {"sets": made, "seconds": seconds}}]}}]}
+    line = prepared_ahead_line([timed(2, 2, 0.9), timed(2, 0, 0.0), timed(2, 2, 1.1)])
+    checks.append(("4 of 6" in line and "median 0.900 s" in line, f"prepared ahead: {line!r}"))
+    checks.append((prepared_ahead_line([kernel]) == "", "no timing sets: no line"))
     failed = [what for ok, what in checks if not ok]
     if failed:
         print("throughput_summary self-test failed: " + ", ".join(failed))
@@ -166,12 +181,8 @@ def main():
         for k in ("prepare", "child", "clock", "judge"):
             vals = [c.get(k, 0.0) for c in clock]
             print(f"timing {k}: median {statistics.median(vals):.3f} s, sum {sum(vals):.1f} s")
-    # Sets whose inputs and oracles were made while the correctness gates ran (Gate::prepare_ahead).
-    ahead = [(d.get("prepared_ahead", {}).get("sets", 0), d.get("input_sets", 0), d.get("prepared_ahead", {}).get("seconds", 0.0))
-             for r in reports for g in r.get("gates", []) if g["name"] == "timing" for d in g.get("evidence", {}).get("dtypes", [])]
-    if ahead:
-        print(f"timing sets made while the correctness gates ran: {sum(a for a, _, _ in ahead)} of {sum(n for _, n, _ in ahead)} "
-              f"(that thread: median {statistics.median([s for _, _, s in ahead]):.3f} s)")
+    if line := prepared_ahead_line(reports):
+        print(line)
     inside = [d.get("worker_seconds", {}) for r in reports for g in r.get("gates", []) if g["name"] == "timing"
               for d in g.get("evidence", {}).get("dtypes", [])]
     if any(inside):
