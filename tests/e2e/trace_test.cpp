@@ -40,15 +40,18 @@ std::vector<trace::Interval> read_trace(const std::string& dir) {
   return all;
 }
 
+// `verify_report(args)` with GAUNTLET_TRACE_DIR set to a fresh *trace_dir for the run.
+Verified verify_traced(const std::vector<std::string>& args, std::string* trace_dir) {
+  *trace_dir = temp_dir() + "/trace";
+  EXPECT_EQ(std::system(("mkdir -p '" + *trace_dir + "'").c_str()), 0);
+  ScopedTraceDir env(*trace_dir);
+  return verify_report(args);
+}
+
 TEST(TraceTimeline, AVerifyTracesEveryGateItsChildrenAndTheirCases) {
   const std::string dir = temp_dir();
-  const std::string trace_dir = dir + "/trace";
-  ASSERT_EQ(std::system(("mkdir -p '" + trace_dir + "'").c_str()), 0);
-  Verified v;
-  {
-    ScopedTraceDir env(trace_dir);
-    v = verify_report({source_dir() + "/corpus/controls/relu.json"});
-  }
+  std::string trace_dir;
+  const Verified v = verify_traced({source_dir() + "/corpus/controls/relu.json"}, &trace_dir);
   ASSERT_EQ(v.exit_code, 0) << v.log;
   ASSERT_TRUE(v.report.is_object()) << v.log;
   const auto intervals = read_trace(trace_dir);
@@ -92,15 +95,10 @@ TEST(TraceTimeline, AVerifyTracesEveryGateItsChildrenAndTheirCases) {
 // statelessness take them, in that order, and every other gate waits. Fails with the gates' threads
 // started in the table's order, where contract and accuracy took the free slots.
 TEST(TraceTimeline, TheFirstFreeSlotsGoToTheLowestStartRanks) {
-  const std::string dir = temp_dir();
-  const std::string trace_dir = dir + "/trace";
-  ASSERT_EQ(std::system(("mkdir -p '" + trace_dir + "'").c_str()), 0);
-  Verified v;
-  {
-    ScopedTraceDir env(trace_dir);
-    v = verify_report({source_dir() + "/corpus/controls/relu.json", "--jobs", "2", "--gates",
-                       "contract,accuracy,shapes,statelessness,memory"});
-  }
+  std::string trace_dir;
+  const Verified v = verify_traced({source_dir() + "/corpus/controls/relu.json", "--jobs", "2", "--gates",
+                                    "contract,accuracy,shapes,statelessness,memory"},
+                                   &trace_dir);
   ASSERT_EQ(v.exit_code, 0) << v.log;
   std::vector<trace::Interval> slots;
   for (const auto& i : read_trace(trace_dir))

@@ -55,13 +55,18 @@ TEST(TimingGate, HotPathWrongOnlyInTheTimedLoopIsCaughtByTheRecheck) {
   EXPECT_EQ(acc.status, Status::Pass) << acc.message;
 }
 
+// A timing gate's run of `timed` after its sets were made ahead for `made_for` (Gate::prepare_ahead).
+GateVerdict run_with_sets_made_for(const GateContext& made_for, GateContext& timed) {
+  std::unique_ptr<Gate> gate = make_gate("timing");
+  gate->prepare_ahead(made_for);
+  return gate->run(timed);
+}
+
 // Timing's sets made ahead (Gate::prepare_ahead, gates/timing_ahead.h): the run takes every set
 // from them and judges exactly as it does when it makes them itself.
 TEST(TimingGate, SetsPreparedAheadAreTheOnesTimedAndJudgedTheSame) {
   CorpusKernelRun r("controls/softmax.json", 5, "timing");
-  std::unique_ptr<Gate> ahead = make_gate("timing");
-  ahead->prepare_ahead(*r.ctx);
-  GateVerdict v = ahead->run(*r.ctx);
+  GateVerdict v = run_with_sets_made_for(*r.ctx, *r.ctx);
   ASSERT_EQ(v.status, Status::Pass) << v.message;
   const auto& d = v.evidence["dtypes"][0];
   EXPECT_EQ(d["prepared_ahead"]["sets"].get<int>(), d["input_sets"].get<int>()) << d.dump();
@@ -79,11 +84,9 @@ TEST(TimingGate, SetsPreparedAheadAreTheOnesTimedAndJudgedTheSame) {
 // a report of seed 5 never carries seed 6's inputs.
 TEST(TimingGate, SetsPreparedForAnotherSeedAreNotUsed) {
   CorpusKernelRun r("controls/softmax.json", 5, "timing");
-  std::unique_ptr<Gate> gate = make_gate("timing");
   GateContext other = *r.ctx;
   other.master_seed = 6;
-  gate->prepare_ahead(other);
-  GateVerdict v = gate->run(*r.ctx);
+  GateVerdict v = run_with_sets_made_for(other, *r.ctx);
   ASSERT_EQ(v.status, Status::Pass) << v.message;
   EXPECT_EQ(v.evidence["dtypes"][0]["prepared_ahead"]["sets"].get<int>(), 0) << v.evidence.dump();
 }
@@ -92,9 +95,7 @@ TEST(TimingGate, SetsPreparedForAnotherSeedAreNotUsed) {
 // fails with its sets made ahead (the oracle made on the other thread is the one judged against).
 TEST(TimingGate, AWrongResultIsCaughtWithTheSetsPreparedAhead) {
   CorpusKernelRun r("bugs/timing/relu_tail_dropped_when_hot.json", 5, "timing");
-  std::unique_ptr<Gate> gate = make_gate("timing");
-  gate->prepare_ahead(*r.ctx);
-  GateVerdict v = gate->run(*r.ctx);
+  GateVerdict v = run_with_sets_made_for(*r.ctx, *r.ctx);
   EXPECT_EQ(v.status, Status::Fail) << v.message;
   EXPECT_NE(v.message.find("differ from the same inputs' verified outputs"), std::string::npos) << v.message;
 }
