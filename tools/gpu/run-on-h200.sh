@@ -60,8 +60,19 @@
 #   GPU_PARENT_TORCH_CPU=OFF configure with -DGAUNTLET_PARENT_TORCH_CPU_ONLY=OFF: the parent links
 #                     all of LibTorch, CUDA half included (default ON, the CPU half only; compare
 #                     with another BUILD_DIR, as tools/gpu/ab_parent_torch.sh does)
+#   GPU_ISSUE18=1     issue 18's acceptance in one call (about 8 minutes on a fresh machine): every
+#                     CUDA control built, the throughput benchmark (8x4 under the defaults, six
+#                     controls, seeds 1-8, the floor in 2 rounds), the audit of every CUDA control alone
+#                     and beside a spinning kernel, then tools/gpu/issue18_check.py's judgement
+#                     (issue18.md). Any of those settings given as well overrides the preset's.
 #   BUILD_DIR=...     build folder (default build-gpu, git-ignored)
 set -uo pipefail
+if [ "${GPU_ISSUE18:-0}" = 1 ]; then
+  : "${GPU_PREBUILD:=1}" "${GPU_PREBUILD_JOBS:=16}" "${GPU_PREBUILD_DIRS:=corpus/controls_cuda}"
+  : "${GPU_THROUGHPUT:=1}" "${GPU_TP_TRACE:=1}" "${GPU_TP_FLOOR_ROUNDS:=2}" "${GPU_TP_CONFIGS:=8x4}"
+  : "${GPU_TP_SEEDS:=1 2 3 4 5 6 7 8}" "${GPU_TP_KERNELS:=relu softmax layer_norm sum cumsum matmul}"
+  : "${GPU_SPINNER:=1}"
+fi
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BUILD_DIR=${BUILD_DIR:-build-gpu}
@@ -824,6 +835,11 @@ if [ "${GPU_CPU_CHECK:-0}" = 1 ]; then
   stamp "verify corpus/controls/relu.json (CPU)"
   "$BUILD_DIR"/gauntlet verify corpus/controls/relu.json --seed 1 > "$OUT/verify-cpu.log" 2>&1 || rc=1
   tail -16 "$OUT/verify-cpu.log"
+fi
+# Issue 18's criteria, judged from the files above (issue18.md; its exit status is not the run's).
+if [ "${GPU_THROUGHPUT:-0}" = 1 ] || [ "${GPU_SPINNER:-0}" = 1 ]; then
+  python3 tools/gpu/issue18_check.py "$OUT" > "$OUT/issue18.md" 2>&1
+  cat "$OUT/issue18.md" >> "$OUT/steps.log"
 fi
 # The device tool brings back a limited number of files: one archive per folder of JSONs.
 for d in "$OUT"/throughput-*/; do
