@@ -14,6 +14,7 @@ Why: the issue closes on figures read off an H200, and those have been hand-read
 by each session; one judge, the same each time, that says "H100" aloud when the card was one, keeps
 a reading on the wrong card or a variant's batch from being taken for the acceptance.
 """
+import ast
 import glob
 import json
 import os
@@ -48,11 +49,11 @@ def batch(path):
         return None
     share = re.search(r"^ceiling \d+ kernels/hour .*: (\d+)% of it$", text, re.M)
     steady = re.search(r"^steady state .*: \d+ kernels/hour, (\d+)% of the ceiling", text, re.M)
-    verdicts = re.search(r"^verdicts: \{([^}]*)\}", text, re.M)
-    counts = dict((k.strip(" '\""), int(v)) for k, v in re.findall(r"([^,:]+):\s*(\d+)", verdicts.group(1))) if verdicts else {}
+    verdicts = re.search(r"^verdicts: (\{[^}]*\})", text, re.M)
     return {"label": head.group(1), "runs": int(head.group(2)), "per_hour": int(head.group(3)),
             "share": int(share.group(1)) / 100 if share else None,
-            "steady": int(steady.group(1)) / 100 if steady else None, "verdicts": counts}
+            "steady": int(steady.group(1)) / 100 if steady else None,
+            "verdicts": ast.literal_eval(verdicts.group(1)) if verdicts else {}}
 
 
 def spinner(out_dir):
@@ -64,19 +65,20 @@ def spinner(out_dir):
     median = re.search(r"median (\d+)% over (\d+) pairs", text)
     if not median:
         return None
-    beside = re.findall(r"^\| bounded(?:-\d+)? \| [0-9.]+ \| exit \d+ \| (\d+) kernels, \{([^}]*)\}", text, re.M)
+    beside = re.findall(r"^\| bounded(?:-\d+)? \| [0-9.]+ \| exit \d+ \| (\d+) kernels, (\{[^}]*\})", text, re.M)
     kernels = min((int(n) for n, _ in beside), default=0)
-    passed = all(re.fullmatch(r"'pass': \d+", v.strip()) for _, v in beside) if beside else False
+    passed = bool(beside) and all(set(ast.literal_eval(v)) == {"pass"} for _, v in beside)
     return int(median.group(1)) / 100, int(median.group(2)), kernels, passed
 
 
 def judge(out_dir):
-    """The report's rows (criterion, measured, met) and the GPU's name."""
-    rows = []
+    """The report's rows (criterion, measured, met), what was measured ("throughput", "spinner") and the GPU's name."""
+    rows, measured = [], set()
     for path in sorted(glob.glob(os.path.join(out_dir, "throughput-*.md"))):
         b = batch(path)
         if not b or not DEFAULT_BATCH.match(b["label"]):
             continue
+        measured.add("throughput")
         all_pass = b["verdicts"].get("pass", 0) == b["runs"]
         where = f"batch {b['label']} ({b['runs']} runs, verdicts {b['verdicts']})"
         if not all_pass:
@@ -90,22 +92,21 @@ def judge(out_dir):
                      b["per_hour"] >= KERNELS_AN_HOUR))
     s = spinner(out_dir)
     if s:
+        measured.add("spinner")
         share, pairs, kernels, passed = s
         rows.append((f"beside a spinning kernel ({kernels} controls, {pairs} pairs): at least {SPINNER_SHARE:.0%} "
                      f"of the speed alone, every control passing", f"median {share:.0%}, {'all' if passed else 'not all'} passed",
                      share >= SPINNER_SHARE and passed))
-    return rows, gpu_name(out_dir)
+    return rows, measured, gpu_name(out_dir)
 
 
-def report(rows, gpu):
+def report(rows, measured, gpu):
     on_h200 = "H200" in gpu
     lines = [f"GPU: {gpu or 'unknown (no GPU name in env.txt)'}{'' if on_h200 else ' -- not an H200: issue 18 is judged on an H200'}",
              "", "| criterion | measured | met |", "|---|---|---|"]
     lines += [f"| {c} | {m} | {'yes' if ok else 'NO'} |" for c, m, ok in rows]
-    throughput = any("kernels an hour" in c for c, _, _ in rows)
-    spin = any("spinning" in c for c, _, _ in rows)
-    missing = [what for what, there in (("a throughput batch under the defaults", throughput),
-                                        ("the spinner's pairs", spin)) if not there]
+    missing = [what for key, what in (("throughput", "a throughput batch under the defaults"),
+                                      ("spinner", "the spinner's pairs")) if key not in measured]
     if missing:
         lines.append("not measured in this call: " + ", ".join(missing))
     met = bool(rows) and all(ok for _, _, ok in rows) and not missing and on_h200
